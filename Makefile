@@ -1,0 +1,67 @@
+# Memory Curator: `make run` to start, `make test` to check. GNU make; recipes use bash.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+BROWSER_PACKAGES := chromium fonts-wqy-microhei
+# apt needs root; use sudo only when we are not root already.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: help install messages migrate run demo test browser lint bench clean
+
+help: ## List the targets
+	@echo "Memory Curator. Set MEMSITE_HOST / MEMSITE_PORT to change where 'make run' listens."
+	@awk -F':.*## ' '/^[a-z]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+install: $(STAMP) ## Create .venv and install the project (re-run when pyproject.toml changes)
+
+# The stamp makes pip run only when pyproject.toml is newer than the last install.
+# grep drops pip's harmless "Location ... is ignored" notes; pipefail still reports pip errors.
+$(STAMP): pyproject.toml
+	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -e '.[dev]' 2>&1 | { grep -v "Location '.*' is ignored" || true; }
+	touch $@
+
+messages: install ## Compile translations (.po -> .mo) without GNU gettext
+	$(PY) -m memsite.i18n
+
+migrate: install
+	$(PY) manage.py migrate --noinput
+
+# exec: python replaces the shell, so Ctrl-C reaches it directly and `serve` stops the
+# Huey consumer it started (a background `&` job in a recipe would ignore Ctrl-C).
+run: messages migrate ## Start the web app and the task consumer (Ctrl-C stops both)
+	exec $(PY) manage.py serve
+
+demo: migrate ## Load demo data
+	$(PY) manage.py load_demo
+
+# Browser tests use Debian's chromium; never `playwright install` (it downloads a browser).
+browser: ## Install Debian chromium and a CJK font for browser tests, if missing
+	@for p in $(BROWSER_PACKAGES); do \
+	  [ "$$(dpkg-query -W -f='$${Status}' $$p 2>/dev/null)" = "install ok installed" ] || missing=1; \
+	done; \
+	if [ -n "$${missing:-}" ]; then \
+	  echo "Installing $(BROWSER_PACKAGES) with apt-get"; \
+	  $(SUDO) apt-get update -q && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive \
+	    apt-get install -y -q --no-install-recommends $(BROWSER_PACKAGES); \
+	fi
+
+test: install browser messages ## Run the tests (pass pytest options with ARGS=...)
+	$(PY) -m pytest -q $(ARGS)
+
+lint: install ## ruff check and format check
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+bench: install ## Run every bench/*.py
+	@shopt -s nullglob; for f in bench/*.py; do echo "== $$f"; $(PY) "$$f"; done
+
+clean: ## Remove .venv and caches (never the data directory)
+	rm -rf $(VENV) .pytest_cache .ruff_cache
+	find . -path ./data -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +

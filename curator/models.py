@@ -1,0 +1,450 @@
+"""The memory domain: who it is about, what is remembered, and the audit trail of every change.
+
+Field names and choices follow the seed documents (000 memory_facts / memory_pending /
+memory_events, 001 types and priorities, 003 SemanticMemory / Episode / Attachment /
+conversation_turns / scratchpad, 004 verified vs inferred).
+"""
+
+from datetime import timedelta
+
+from django.db import models
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+
+class Owner(models.Model):
+    """The person the memory is about (seed 000 `users`, one row 'global' today)."""
+
+    key = models.CharField(_("key"), max_length=64, unique=True, default="global")
+    display_name = models.CharField(_("display name"), max_length=200, blank=True)
+    identity_confirmed = models.BooleanField(_("identity confirmed"), default=False)
+    onboarding_draft = models.JSONField(_("onboarding draft"), default=dict, blank=True)
+    created_at = models.DateTimeField(_("created"), auto_now_add=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("owner")
+        verbose_name_plural = _("owners")
+
+    def __str__(self) -> str:
+        return self.display_name or self.key
+
+    @classmethod
+    def default(cls) -> "Owner":
+        owner, _created = cls.objects.get_or_create(key="global")
+        return owner
+
+
+class Scope(models.TextChoices):
+    SYSTEM = "system", _("system")
+    USER = "user", _("user")
+    PROJECT = "project", _("project")
+    INSIGHT = "insight", _("insight")
+
+
+class FactType(models.TextChoices):
+    FACT = "fact", _("fact")
+    PREFERENCE = "preference", _("preference")
+    RULE = "rule", _("rule")
+    SKILL = "skill", _("skill")
+    ERROR = "error", _("lesson")
+    IDENTITY = "identity", _("identity")
+    CONSTRAINT = "constraint", _("constraint")
+    EXPERIENCE = "experience", _("experience")
+
+
+class Priority(models.TextChoices):
+    """Retention (seed 001): how long a memory lives before it expires."""
+
+    TRANSIENT = "transient", _("transient (1 day)")
+    SHORT_TERM = "short_term", _("short term (3 days)")
+    LONG_TERM = "long_term", _("long term (30 days)")
+    PERMANENT = "permanent", _("permanent")
+
+
+RETENTION = {
+    Priority.TRANSIENT: timedelta(days=1),
+    Priority.SHORT_TERM: timedelta(days=3),
+    Priority.LONG_TERM: timedelta(days=30),
+    Priority.PERMANENT: None,
+}
+
+
+def expiry_for(priority: str, start=None):
+    """The expires_at a priority implies (None = never expires)."""
+    span = RETENTION[Priority(priority)]
+    return None if span is None else (start or timezone.now()) + span
+
+
+class FactStatus(models.TextChoices):
+    ACTIVE = "active", _("active")
+    SUPERSEDED = "superseded", _("superseded")
+    REJECTED = "rejected", _("rejected")
+    ARCHIVED = "archived", _("archived")
+    EXPIRED = "expired", _("expired")
+
+
+class Source(models.TextChoices):
+    RULES = "rules", _("rules extractor")
+    LLM = "llm", _("LLM extractor")
+    MANUAL = "manual", _("entered by hand")
+    ONBOARDING = "onboarding", _("onboarding")
+    API = "api", _("API")
+    CONSOLIDATION = "consolidation", _("consolidation")
+    DEMO = "demo", _("demo data")
+
+
+class FactQuerySet(models.QuerySet):
+    def active(self):
+        return self.filter(status=FactStatus.ACTIVE)
+
+    def live(self, now=None):
+        """Active and not past its expiry: what retrieval may return."""
+        now = now or timezone.now()
+        return self.active().filter(
+            models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=now)
+        )
+
+
+class Fact(models.Model):
+    owner = models.ForeignKey(Owner, on_delete=models.CASCADE, related_name="facts")
+    scope = models.CharField(_("scope"), max_length=16, choices=Scope, default=Scope.USER)
+    type = models.CharField(_("type"), max_length=16, choices=FactType, default=FactType.FACT)
+    subject = models.CharField(_("subject"), max_length=200, blank=True)
+    predicate = models.CharField(_("predicate"), max_length=200, blank=True)
+    content = models.TextField(_("content"))
+    confidence = models.FloatField(_("confidence"), default=0.5)
+    importance = models.FloatField(_("importance"), default=0.5)
+    decay_rate = models.FloatField(_("decay rate"), default=0.1)
+    priority = models.CharField(
+        _("retention"), max_length=16, choices=Priority, default=Priority.LONG_TERM
+    )
+    expires_at = models.DateTimeField(_("expires"), null=True, blank=True)
+    status = models.CharField(
+        _("status"), max_length=16, choices=FactStatus, default=FactStatus.ACTIVE, db_index=True
+    )
+    supersedes = models.OneToOneField(
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="superseded_by",
+        verbose_name=_("supersedes"),
+    )
+    verified = models.BooleanField(_("verified by a person"), default=False)
+    source = models.CharField(_("source"), max_length=16, choices=Source, default=Source.MANUAL)
+    source_turn = models.ForeignKey(
+        "ConversationTurn", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    source_episode = models.ForeignKey(
+        "Episode", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    tags = models.JSONField(_("tags"), default=list, blank=True)
+    access_count = models.PositiveIntegerField(_("times recalled"), default=0)
+    last_accessed_at = models.DateTimeField(_("last recalled"), null=True, blank=True)
+    hit_count = models.PositiveIntegerField(_("times repeated"), default=1)
+    created_at = models.DateTimeField(_("created"), default=timezone.now, db_index=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    objects = FactQuerySet.as_manager()
+
+    class Meta:
+        verbose_name = _("fact")
+        verbose_name_plural = _("facts")
+        indexes = [models.Index(fields=["owner", "subject", "predicate", "status"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(confidence__gte=0, confidence__lte=1), name="fact_confidence_0_1"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.content[:80]
+
+    def chain(self) -> list["Fact"]:
+        """The whole history this fact belongs to, oldest first."""
+        first = self
+        while first.supersedes_id:
+            first = first.supersedes
+        chain = [first]
+        while (nxt := Fact.objects.filter(supersedes=chain[-1]).first()) is not None:
+            chain.append(nxt)
+        return chain
+
+
+class PendingStatus(models.TextChoices):
+    PENDING = "pending", _("pending")
+    CONFIRMED = "confirmed", _("confirmed")
+    REJECTED = "rejected", _("ignored")
+    SNOOZED = "snoozed", _("later")
+
+
+class PendingReason(models.TextChoices):
+    LOW_CONFIDENCE = "low_confidence", _("confidence below the write threshold")
+    CONFLICT = "conflict", _("would replace an existing fact")
+    DELETION = "deletion", _("the agent suggests removing a fact")
+
+
+class PendingItem(models.Model):
+    """A candidate memory waiting for the person (seed 000 memory_pending)."""
+
+    owner = models.ForeignKey(Owner, on_delete=models.CASCADE, related_name="pending_items")
+    candidate = models.JSONField(_("candidate"))
+    confidence = models.FloatField(_("confidence"))
+    reason = models.CharField(_("why pending"), max_length=20, choices=PendingReason)
+    conflicts_with = models.ForeignKey(
+        Fact, on_delete=models.SET_NULL, null=True, blank=True, related_name="pending_conflicts"
+    )
+    status = models.CharField(
+        _("status"), max_length=16, choices=PendingStatus, default=PendingStatus.PENDING
+    )
+    cooldown_until = models.DateTimeField(_("snoozed until"), null=True, blank=True)
+    source_turn = models.ForeignKey(
+        "ConversationTurn", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    resulting_fact = models.ForeignKey(
+        Fact, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("pending item")
+        verbose_name_plural = _("pending items")
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return str(self.candidate.get("content", ""))[:80]
+
+
+class Session(models.Model):
+    owner = models.ForeignKey(Owner, on_delete=models.CASCADE, related_name="sessions")
+    external_id = models.CharField(_("session id"), max_length=200, unique=True)
+    title = models.CharField(_("title"), max_length=200, blank=True)
+    started_at = models.DateTimeField(_("started"), default=timezone.now)
+    ended_at = models.DateTimeField(_("ended"), null=True, blank=True)
+    llm_calls = models.PositiveIntegerField(_("LLM extraction calls"), default=0)
+
+    class Meta:
+        verbose_name = _("session")
+        verbose_name_plural = _("sessions")
+        ordering = ["-started_at"]
+
+    def __str__(self) -> str:
+        return self.title or self.external_id
+
+
+class Role(models.TextChoices):
+    USER = "user", _("user")
+    ASSISTANT = "assistant", _("assistant")
+    SYSTEM = "system", _("system")
+    TOOL = "tool", _("tool")
+
+
+class ConversationTurn(models.Model):
+    """One raw turn (L0, seed 003 conversation_turns): append-only for business code."""
+
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="turns")
+    turn_index = models.PositiveIntegerField(_("turn"))
+    role = models.CharField(_("role"), max_length=16, choices=Role)
+    content = models.TextField(_("content"), blank=True)
+    tool_calls = models.JSONField(_("tool calls"), null=True, blank=True)
+    tool_results = models.JSONField(_("tool results"), null=True, blank=True)
+    timestamp = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
+    token_estimate = models.PositiveIntegerField(_("estimated tokens"), default=0)
+    episode = models.ForeignKey(
+        "Episode", on_delete=models.SET_NULL, null=True, blank=True, related_name="turns"
+    )
+    extracted = models.BooleanField(_("extracted"), default=False, db_index=True)
+
+    class Meta:
+        verbose_name = _("conversation turn")
+        verbose_name_plural = _("conversation turns")
+        ordering = ["session", "turn_index"]
+        constraints = [
+            models.UniqueConstraint(fields=["session", "turn_index"], name="unique_session_turn")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.session_id}#{self.turn_index} {self.role}"
+
+    @property
+    def has_tool_calls(self) -> bool:
+        return bool(self.tool_calls)
+
+
+class Outcome(models.TextChoices):
+    SUCCESS = "success", _("success")
+    PARTIAL = "partial", _("partial")
+    FAILED = "failed", _("failed")
+    ONGOING = "ongoing", _("ongoing")
+
+
+class Episode(models.Model):
+    """What happened in a session (seed 003 Episode), with its action nodes as JSON."""
+
+    owner = models.ForeignKey(Owner, on_delete=models.CASCADE, related_name="episodes")
+    session = models.ForeignKey(
+        Session, on_delete=models.SET_NULL, null=True, blank=True, related_name="episodes"
+    )
+    summary = models.TextField(_("summary"))
+    goal = models.TextField(_("goal"), blank=True)
+    outcome = models.CharField(
+        _("outcome"), max_length=16, choices=Outcome, default=Outcome.SUCCESS
+    )
+    started_at = models.DateTimeField(_("started"), default=timezone.now)
+    ended_at = models.DateTimeField(_("ended"), default=timezone.now)
+    action_nodes = models.JSONField(_("actions"), default=list, blank=True)
+    entities = models.JSONField(_("entities"), default=list, blank=True)
+    tools_used = models.JSONField(_("tools used"), default=list, blank=True)
+    linked_facts = models.ManyToManyField(Fact, blank=True, related_name="episodes")
+    tags = models.JSONField(_("tags"), default=list, blank=True)
+    importance = models.FloatField(_("importance"), default=0.5)
+    access_count = models.PositiveIntegerField(_("times recalled"), default=0)
+    source = models.CharField(_("source"), max_length=32, default="session_end")
+
+    class Meta:
+        verbose_name = _("episode")
+        verbose_name_plural = _("episodes")
+        ordering = ["-started_at"]
+
+    def __str__(self) -> str:
+        return self.summary[:80]
+
+
+class Direction(models.TextChoices):
+    INBOUND = "inbound", _("from the person")
+    OUTBOUND = "outbound", _("from the assistant")
+
+
+class Attachment(models.Model):
+    """A file exchanged in a conversation (seed 003), searchable by its text fields."""
+
+    owner = models.ForeignKey(Owner, on_delete=models.CASCADE, related_name="attachments")
+    session = models.ForeignKey(
+        Session, on_delete=models.SET_NULL, null=True, blank=True, related_name="attachments"
+    )
+    episode = models.ForeignKey(
+        Episode, on_delete=models.SET_NULL, null=True, blank=True, related_name="attachments"
+    )
+    file = models.FileField(_("file"), upload_to="%Y/%m/", blank=True)
+    original_name = models.CharField(_("file name"), max_length=255)
+    mime_type = models.CharField(_("type"), max_length=100, blank=True)
+    size = models.PositiveBigIntegerField(_("size"), default=0)
+    url = models.URLField(_("url"), blank=True)
+    direction = models.CharField(
+        _("direction"), max_length=16, choices=Direction, default=Direction.INBOUND
+    )
+    description = models.TextField(_("description"), blank=True)
+    transcription = models.TextField(_("transcription"), blank=True)
+    extracted_text = models.TextField(_("extracted text"), blank=True)
+    tags = models.JSONField(_("tags"), default=list, blank=True)
+    linked_facts = models.ManyToManyField(Fact, blank=True, related_name="attachments")
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+
+    class Meta:
+        verbose_name = _("attachment")
+        verbose_name_plural = _("attachments")
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.original_name
+
+
+class Scratchpad(models.Model):
+    """Working memory (seed 003): one per owner, Markdown plus structured focus."""
+
+    owner = models.OneToOneField(Owner, on_delete=models.CASCADE, related_name="scratchpad")
+    content = models.TextField(_("content"), blank=True)
+    current_focus = models.TextField(_("current focus"), blank=True)
+    active_projects = models.JSONField(_("active projects"), default=list, blank=True)
+    open_questions = models.JSONField(_("open questions"), default=list, blank=True)
+    next_steps = models.JSONField(_("next steps"), default=list, blank=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("scratchpad")
+        verbose_name_plural = _("scratchpads")
+
+    def __str__(self) -> str:
+        return f"{self.owner} scratchpad"
+
+
+class Actor(models.TextChoices):
+    PERSON = "person", _("person")
+    AGENT = "agent", _("agent")
+    JOB = "job", _("job")
+
+
+class EventType(models.TextChoices):
+    WRITE = "write", _("written")
+    UPDATE = "update", _("edited")
+    SUPERSEDE = "supersede", _("superseded")
+    BOOST = "boost", _("repeated")
+    PENDING = "pending", _("queued for review")
+    DROP = "drop", _("dropped")
+    CONFIRM = "confirm", _("confirmed")
+    REJECT = "reject", _("ignored")
+    SNOOZE = "snooze", _("snoozed")
+    ARCHIVE = "archive", _("archived")
+    DELETE = "delete", _("deleted")
+    EXPIRE = "expire", _("expired")
+    DECAY = "decay", _("decayed")
+    MERGE = "merge", _("merged")
+    RETRIEVAL_FAIL = "retrieval_fail", _("retrieval failed")
+    RETRY = "retry", _("retried")
+    DEAD_LETTER = "dead_letter", _("dead letter")
+    UNDO = "undo", _("undone")
+
+
+class MemoryEvent(models.Model):
+    """The audit log and the source of undo (seed 000 memory_events)."""
+
+    owner = models.ForeignKey(Owner, on_delete=models.CASCADE, related_name="events")
+    event_type = models.CharField(_("event"), max_length=20, choices=EventType, db_index=True)
+    operation_id = models.CharField(
+        _("operation id"), max_length=200, unique=True, null=True, blank=True
+    )
+    actor = models.CharField(_("actor"), max_length=16, choices=Actor)
+    fact = models.ForeignKey(
+        Fact, on_delete=models.SET_NULL, null=True, blank=True, related_name="events"
+    )
+    pending = models.ForeignKey(
+        PendingItem, on_delete=models.SET_NULL, null=True, blank=True, related_name="events"
+    )
+    job_run = models.CharField(_("job run"), max_length=64, blank=True, db_index=True)
+    payload = models.JSONField(_("details"), default=dict, blank=True)
+    created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
+
+    class Meta:
+        verbose_name = _("memory event")
+        verbose_name_plural = _("memory events")
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.event_type} by {self.actor}"
+
+
+class CardAuthor(models.TextChoices):
+    PERSON = "person", _("person")
+    AGENT = "agent", _("agent")
+    JOB = "job", _("job")
+    ONBOARDING = "onboarding", _("onboarding")
+
+
+class CardRevision(models.Model):
+    """Every save of an L1 Markdown card, so it can be diffed and restored."""
+
+    card = models.CharField(_("card"), max_length=64, db_index=True)
+    content = models.TextField(_("content"))
+    author = models.CharField(_("author"), max_length=16, choices=CardAuthor)
+    note = models.CharField(_("note"), max_length=200, blank=True)
+    created_at = models.DateTimeField(_("saved"), default=timezone.now)
+
+    class Meta:
+        verbose_name = _("card revision")
+        verbose_name_plural = _("card revisions")
+        ordering = ["card", "-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.card} @ {self.created_at:%Y-%m-%d %H:%M}"

@@ -1,0 +1,178 @@
+"""`manage.py serve`: the web app (waitress) and the Huey consumer, started and stopped together.
+
+One foreground process owns both, so Ctrl-C or SIGTERM shuts everything down and nothing is
+left running (background jobs started by `make` would ignore Ctrl-C).
+"""
+
+import ctypes
+import errno
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+from waitress import create_server
+
+WAITRESS_THREADS = 8
+# Huey gets SHUTDOWN_TIMEOUT to finish running tasks after SIGTERM; we kill it after GRACE_SECONDS.
+SHUTDOWN_TIMEOUT = 8
+GRACE_SECONDS = 10
+PR_SET_PDEATHSIG = 1
+
+
+class Command(BaseCommand):
+    help = "Serve Memory Curator with waitress and run the Huey task consumer beside it."
+    # System checks run before handle() (the default), so bad configuration stops start-up.
+
+    def add_arguments(self, parser):
+        parser.add_argument("--host", help="Address to listen on (default: MEMSITE_HOST).")
+        parser.add_argument("--port", type=int, help="Port to listen on (default: MEMSITE_PORT).")
+
+    def handle(self, *args, **options):
+        host = options["host"] or settings.HOST
+        port = settings.PORT if options["port"] is None else options["port"]
+        self.check_migrations()  # warns about unapplied migrations, like runserver does
+        self._stopping = False
+        self._consumer_died = False
+        self._ensure_port_free(host, port)
+        self._install_signal_handlers()
+        consumer = self._start_consumer()
+        error = None
+        try:
+            error = self._serve(host, port, consumer)
+        except KeyboardInterrupt:
+            pass  # a signal arrived outside waitress's loop: same clean shutdown
+        finally:
+            self._stop_consumer(consumer)
+        if self._consumer_died:
+            error = (
+                f"The Huey consumer (pid {consumer.pid}) exited unexpectedly with code "
+                f"{consumer.returncode}, so Memory Curator stopped (see the log above)."
+            )
+        if error:
+            self._fail(error)
+
+    def _serve(self, host, port, consumer):
+        """Serve until SIGINT/SIGTERM; return an error message if the server could not start."""
+        try:
+            app = _wsgi_application()
+            server = create_server(app, host=host, port=port, threads=WAITRESS_THREADS)
+        except OSError as exc:
+            # Only when another program took the port after _ensure_port_free.
+            return self._bind_error_message(host, port, exc)
+        self._watch_consumer(consumer)
+        self._announce(server, host, port, consumer.pid)
+        server.run()  # returns once a signal handler raised KeyboardInterrupt
+        return None
+
+    def _install_signal_handlers(self):
+        # Turning SIGTERM into the same KeyboardInterrupt as Ctrl-C gives one shutdown path.
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, self._on_signal)
+
+    def _on_signal(self, signum, frame):
+        # waitress's run() catches KeyboardInterrupt and stops its threads before returning.
+        raise KeyboardInterrupt
+
+    def _ensure_port_free(self, host, port):
+        """Fail in one sentence before the consumer starts, so a taken port leaves nothing."""
+        try:
+            family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+            with socket.create_server((host, port), family=family):
+                pass
+        except OSError as exc:
+            self._fail(self._bind_error_message(host, port, exc))
+
+    def _bind_error_message(self, host, port, exc):
+        if exc.errno == errno.EADDRINUSE:
+            return (
+                f"Port {port} on {host} is already in use; stop the other program "
+                "or choose another port with MEMSITE_PORT or --port."
+            )
+        return f"Cannot listen on {host}:{port} ({exc.strerror or exc})."
+
+    def _start_consumer(self):
+        manage_py = str(settings.BASE_DIR / "manage.py")
+        # Workers and worker type come from settings.HUEY["consumer"]; checks already ran here.
+        command = [sys.executable, manage_py, "run_huey", "--skip-checks"]
+        # SIGTERM as huey's graceful signal: before huey has set its handlers (the first second or
+        # so), SIGTERM ends the process silently, where SIGINT would print a KeyboardInterrupt
+        # traceback from the middle of Django's imports.
+        command += ["--graceful-signal", "TERM", "--shutdown-timeout", str(SHUTDOWN_TIMEOUT)]
+        # A new session keeps Ctrl-C in the terminal away from the consumer: it gets exactly one
+        # graceful signal, from us, because huey treats SIGINT as "abort running tasks".
+        return subprocess.Popen(
+            command,
+            cwd=settings.BASE_DIR,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=_die_with_parent_hook(),
+        )
+
+    def _watch_consumer(self, consumer):
+        """Turn an unexpected consumer exit into our own shutdown, so tasks never silently stop."""
+
+        def wait():
+            consumer.wait()
+            if not self._stopping:
+                self._consumer_died = True
+                os.kill(os.getpid(), signal.SIGTERM)
+
+        threading.Thread(target=wait, name="huey-consumer-watch", daemon=True).start()
+
+    def _announce(self, server, host, port, consumer_pid):
+        # effective_* holds the real port when --port 0 asked the OS for a free one.
+        host = getattr(server, "effective_host", host)
+        port = getattr(server, "effective_port", port)
+        shown_host = f"[{host}]" if ":" in str(host) else host
+        self.stdout.write(
+            f"Memory Curator is running at http://{shown_host}:{port}/ "
+            f"(Huey consumer pid {consumer_pid}). Press Ctrl-C to stop."
+        )
+        self.stdout.flush()  # stdout is block-buffered when piped; people and tests wait for it
+
+    def _stop_consumer(self, consumer):
+        self._stopping = True
+        # Further signals would interrupt this cleanup half-way; it is bounded by GRACE_SECONDS.
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
+        if consumer.poll() is None:
+            consumer.terminate()  # SIGTERM, graceful here: huey finishes running tasks first
+            try:
+                consumer.wait(GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                consumer.kill()
+                consumer.wait()
+
+    def _fail(self, message):
+        self.stderr.write(message)
+        sys.exit(1)
+
+
+def _wsgi_application():
+    from memsite.wsgi import application  # imported late: settings are already configured
+
+    return application
+
+
+def _die_with_parent_hook():
+    """On Linux, make the consumer get SIGTERM if this process is killed with no chance to clean up.
+
+    The hook runs in the forked child before exec; that is safe because serve starts the
+    consumer before waitress or the watcher start any thread.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+    parent_pid = os.getpid()
+
+    def hook():
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent_pid:  # the parent died between fork and prctl
+            os._exit(1)
+
+    return hook

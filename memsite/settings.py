@@ -1,0 +1,177 @@
+"""One settings file: everything comes from MEMSITE_* environment variables with local defaults."""
+
+import secrets
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+from django.utils.translation import gettext_lazy as _
+
+from memsite.env import env, env_bool, env_float, env_int
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(env("MEMSITE_DATA_DIR", str(BASE_DIR / "data"))).expanduser().resolve()
+
+
+def _prepare_data_dir(path: Path) -> None:
+    """Fail early, in one sentence, when the data directory cannot hold our files."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        probe = path / ".write-test"
+        probe.write_text("ok")
+        probe.unlink()
+    except OSError as exc:
+        raise ImproperlyConfigured(
+            f"The data directory {path} is not writable ({exc.strerror}); "
+            "set MEMSITE_DATA_DIR to a folder you can write to."
+        ) from exc
+
+
+def _secret_key(path: Path) -> str:
+    """Use MEMSITE_SECRET_KEY, else a key generated once and kept in the data dir (never in git)."""
+    if env("MEMSITE_SECRET_KEY"):
+        return env("MEMSITE_SECRET_KEY")
+    key_file = path / "secret_key"
+    if not key_file.exists():
+        key_file.write_text(secrets.token_urlsafe(50))
+        key_file.chmod(0o600)
+    return key_file.read_text().strip()
+
+
+_prepare_data_dir(DATA_DIR)
+SECRET_KEY = _secret_key(DATA_DIR)
+DEBUG = env_bool("MEMSITE_DEBUG", False)
+HOST = env("MEMSITE_HOST", "127.0.0.1")
+PORT = env_int("MEMSITE_PORT", 8000)
+ALLOWED_HOSTS = [
+    h for h in env("MEMSITE_ALLOWED_HOSTS", f"127.0.0.1,localhost,{HOST}").split(",") if h
+]
+CSRF_TRUSTED_ORIGINS = [f"http://{h}:{PORT}" for h in ALLOWED_HOSTS]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "django_htmx",
+    "template_partials",
+    "huey.contrib.djhuey",
+    "memsite",
+    "curator",
+    "retrieval",
+    "lifecycle",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "memsite.middleware.PagesLoginRequiredMiddleware",
+    "memsite.middleware.HtmxMessagesMiddleware",
+]
+
+ROOT_URLCONF = "memsite.urls"
+WSGI_APPLICATION = "memsite.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    }
+]
+
+# The custom backend loads sqlite-vec into every connection (see memsite/db/base.py).
+DATABASES = {
+    "default": {
+        "ENGINE": "memsite.db",
+        "NAME": DATA_DIR / "memory.sqlite3",
+        "OPTIONS": {
+            "init_command": "PRAGMA journal_mode=WAL;PRAGMA synchronous=NORMAL;"
+            "PRAGMA busy_timeout=5000;PRAGMA foreign_keys=ON",
+            "transaction_mode": "IMMEDIATE",
+        },
+        "TEST": {"NAME": DATA_DIR / "test-memory.sqlite3"},
+    }
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = env("MEMSITE_LANGUAGE", "en")
+LANGUAGES = [("en", _("English")), ("zh-hans", _("Simplified Chinese"))]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = env("MEMSITE_TIME_ZONE", "UTC")
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = DATA_DIR / "staticfiles"
+STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise warns on every request when it is missing
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
+MEDIA_ROOT = DATA_DIR / "attachments"
+MEMORY_DIR = DATA_DIR / "memory"
+CACHE_DIR = DATA_DIR / "cache"
+
+# Huey: a SQLite queue file beside the database; tests run tasks inline.
+HUEY = {
+    "huey_class": "huey.SqliteHuey",
+    "name": "memsite",
+    "filename": str(DATA_DIR / "huey.sqlite3"),
+    "immediate": env_bool("MEMSITE_HUEY_IMMEDIATE", False),
+    "consumer": {"workers": 2, "worker_type": "thread"},
+}
+
+# Write-path routing (seed 000 section 6): >= write, between = pending, below = drop.
+CONFIDENCE_WRITE = env_float("MEMSITE_CONFIDENCE_WRITE", 0.85)
+CONFIDENCE_PENDING = env_float("MEMSITE_CONFIDENCE_PENDING", 0.60)
+if not 0 <= CONFIDENCE_PENDING <= CONFIDENCE_WRITE <= 1:
+    raise ImproperlyConfigured(
+        "MEMSITE_CONFIDENCE_PENDING must be at most MEMSITE_CONFIDENCE_WRITE, both between 0 and 1."
+    )
+
+# Optional OpenAI-compatible endpoints; the standard OPENAI_* variables are fallbacks.
+LLM_BASE_URL = env("MEMSITE_LLM_BASE_URL", env("OPENAI_BASE_URL"))
+LLM_API_KEY = env("MEMSITE_LLM_API_KEY", env("OPENAI_API_KEY"))
+LLM_MODEL = env("MEMSITE_LLM_MODEL")
+EMBEDDING_BASE_URL = env("MEMSITE_EMBEDDING_BASE_URL", env("OPENAI_BASE_URL"))
+EMBEDDING_API_KEY = env("MEMSITE_EMBEDDING_API_KEY", env("OPENAI_API_KEY"))
+EMBEDDING_MODEL = env("MEMSITE_EMBEDDING_MODEL")
+EMBEDDING_DIM = env_int("MEMSITE_EMBEDDING_DIM", 0)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env("MEMSITE_LOG_LEVEL", "INFO")},
+    "loggers": {"jieba": {"level": "WARNING"}},
+}

@@ -1,0 +1,14 @@
+from django.apps import AppConfig
+from django.conf import settings
+from django.utils.translation import gettext_lazy as _
+
+
+class RetrievalConfig(AppConfig):
+    name = "retrieval"
+    verbose_name = _("Retrieval")
+
+    def ready(self) -> None:
+        from retrieval import text
+
+        # jieba writes its dictionary cache here; the person's own words live beside it.
+        text.configure(settings.CACHE_DIR / "jieba", settings.DATA_DIR / "userdict.txt")

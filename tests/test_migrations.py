@@ -1,0 +1,32 @@
+"""Migrations go forward and backward, virtual tables included."""
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+
+def _tables():
+    with connection.cursor() as cur:
+        cur.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        return {row[0] for row in cur.fetchall()}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_search_tables_can_be_migrated_back_and_forth():
+    assert {"search_fts", "search_vec", "curator_fact"} <= _tables()
+    call_command("migrate", "retrieval", "0001", verbosity=0)
+    assert not {"search_fts", "search_vec"} & _tables()
+    call_command("migrate", "retrieval", verbosity=0)
+    assert {"search_fts", "search_vec"} <= _tables()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_app_migrates_to_zero_and_back():
+    call_command("migrate", "curator", "zero", verbosity=0)
+    assert "curator_fact" not in _tables()
+    call_command("migrate", verbosity=0)
+    assert "curator_fact" in _tables()
+
+
+def test_models_and_migrations_agree(db):
+    call_command("makemigrations", "--check", "--dry-run", verbosity=0)

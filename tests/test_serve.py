@@ -1,0 +1,113 @@
+"""`manage.py serve` as a real process: it serves HTTP, owns a Huey consumer, and stops cleanly."""
+
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+MANAGE = str(REPO / "manage.py")
+READY = re.compile(r"running at (http://\S+/) \(Huey consumer pid (\d+)\)")
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory):
+    """A migrated, throwaway data directory, so the test never touches the real data/."""
+    data_dir = tmp_path_factory.mktemp("serve-data")
+    environ = {**os.environ, "MEMSITE_DATA_DIR": str(data_dir), "MEMSITE_HOST": "127.0.0.1"}
+    environ.pop("MEMSITE_PORT", None)
+    subprocess.run(
+        [sys.executable, MANAGE, "migrate", "--noinput"],
+        env=environ,
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+    )
+    return environ
+
+
+def _start_serve(env, stderr_file, port):
+    return subprocess.Popen(
+        [sys.executable, MANAGE, "serve", "--port", str(port)],
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=stderr_file,
+        text=True,
+    )
+
+
+def _wait_for_ready_line(proc, timeout=20):
+    """Read stdout in a thread so a silent or crashed server fails the test instead of hanging."""
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
+    while True:
+        try:
+            line = lines.get(timeout=timeout)
+        except queue.Empty:
+            pytest.fail(f"serve printed no ready line within {timeout}s")
+        match = READY.search(line)
+        if match:
+            return match.group(1), int(match.group(2))
+
+
+def _http_status(url):
+    """Any HTTP answer counts: the point is that waitress serves the Django app."""
+    try:
+        with urllib.request.urlopen(url + "api/v1/health", timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def _parent_pid(pid):
+    # The command name in /proc/<pid>/stat is in parentheses and may contain spaces.
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_serve_runs_consumer_and_stops_cleanly(env, tmp_path, signum):
+    stderr_path = tmp_path / "serve.err"
+    with stderr_path.open("w") as stderr_file:
+        proc = _start_serve(env, stderr_file, port=0)  # port 0: the OS picks a free port
+    try:
+        url, consumer_pid = _wait_for_ready_line(proc)
+        assert 100 <= _http_status(url) < 600  # any answer: other tests cover the app itself
+        assert _parent_pid(consumer_pid) == proc.pid
+
+        proc.send_signal(signum)
+        assert proc.wait(timeout=20) == 0, stderr_path.read_text()
+        assert not Path(f"/proc/{consumer_pid}").exists(), "the Huey consumer was left running"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_serve_on_a_taken_port_exits_with_one_sentence(env):
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, MANAGE, "serve", "--port", str(port)],
+            env=env,
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "running at" not in result.stdout
+    last_line = result.stderr.strip().splitlines()[-1]
+    assert f"Port {port} on 127.0.0.1 is already in use" in last_line
