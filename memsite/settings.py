@@ -173,5 +173,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("MEMSITE_LOG_LEVEL", "INFO")},
-    "loggers": {"jieba": {"level": "WARNING"}},
+    # run_huey attaches its own handler to "huey"; propagating would print every line twice.
+    "loggers": {"jieba": {"level": "WARNING"}, "huey": {"propagate": False}},
 }

@@ -166,3 +166,19 @@ def stored_vector_count() -> int:
     with connection.cursor() as cur:
         cur.execute("SELECT count(*) FROM search_vec")
         return cur.fetchone()[0]
+
+
+def reindex_one(kind: str, object_id: int) -> None:
+    """Bring one item's index rows up to date; a vanished item leaves the indexes."""
+    obj = MODELS[Kind(kind)].objects.filter(pk=object_id).first()
+    if obj is None:
+        remove_item(kind, object_id)
+    else:
+        index_items(kind, [obj])
+
+
+def schedule(kind: str, object_id: int) -> None:
+    """Queue re-indexing once the surrounding transaction commits (never for rolled-back rows)."""
+    from lifecycle.tasks import index_item
+
+    transaction.on_commit(lambda: index_item(kind, object_id))
