@@ -673,7 +673,17 @@ def _create_facts(owner: Owner, now: datetime, sessions) -> dict[str, Fact]:
             _supersede(owner, facts[spec["prev"]], fact, spec)
     for spec in FACTS:
         _record_write(owner, facts[spec["key"]], spec)
+    _backdate_updates(facts)
     return facts
+
+
+def _backdate_updates(facts: dict[str, Fact]) -> None:
+    """auto_now stamps every row with 'now'; a demo spread over 60 days should look like one."""
+    for fact in facts.values():
+        successor = next((f for f in facts.values() if f.supersedes_id == fact.id), None)
+        when = successor.created_at if successor else fact.created_at
+        Fact.objects.filter(pk=fact.pk).update(updated_at=when)
+        fact.updated_at = when
 
 
 def _supersede(owner: Owner, old: Fact, new: Fact, spec: dict[str, Any]) -> None:
