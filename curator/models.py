@@ -11,6 +11,8 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from curator.normalize import content_key
+
 
 class Owner(models.Model):
     """The person the memory is about (seed 000 `users`, one row 'global' today)."""
@@ -113,6 +115,8 @@ class Fact(models.Model):
     subject = models.CharField(_("subject"), max_length=200, blank=True)
     predicate = models.CharField(_("predicate"), max_length=200, blank=True)
     content = models.TextField(_("content"))
+    # The comparison form of `content` (curator.normalize.content_key), kept by save().
+    content_key = models.TextField(_("content key"), blank=True, default="", db_index=True)
     confidence = models.FloatField(_("confidence"), default=0.5)
     importance = models.FloatField(_("importance"), default=0.5)
     decay_rate = models.FloatField(_("decay rate"), default=0.1)
@@ -160,6 +164,14 @@ class Fact(models.Model):
 
     def __str__(self) -> str:
         return self.content[:80]
+
+    def save(self, *args, **kwargs):
+        # Duplicate and "rejected before" checks look facts up by key, so it never lags.
+        self.content_key = content_key(self.content)
+        fields = kwargs.get("update_fields")
+        if fields is not None and "content" in fields and "content_key" not in fields:
+            kwargs["update_fields"] = [*fields, "content_key"]
+        super().save(*args, **kwargs)
 
     def chain(self) -> list["Fact"]:
         """The whole history this fact belongs to, oldest first."""
@@ -395,6 +407,7 @@ class EventType(models.TextChoices):
     RETRY = "retry", _("retried")
     DEAD_LETTER = "dead_letter", _("dead letter")
     UNDO = "undo", _("undone")
+    PURGE = "purge", _("purged")
 
 
 class MemoryEvent(models.Model):
@@ -413,6 +426,17 @@ class MemoryEvent(models.Model):
         PendingItem, on_delete=models.SET_NULL, null=True, blank=True, related_name="events"
     )
     job_run = models.CharField(_("job run"), max_length=64, blank=True, db_index=True)
+    # One bulk action shares a batch id, so it can be undone as a whole (like a job run).
+    batch = models.CharField(_("batch"), max_length=64, blank=True, db_index=True)
+    # An undo event points at the event it reversed; `reverted_by` says an event was undone.
+    reverts = models.ForeignKey(
+        "self",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="reverted_by",
+        verbose_name=_("undoes"),
+    )
     payload = models.JSONField(_("details"), default=dict, blank=True)
     created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
 

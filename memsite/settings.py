@@ -176,3 +176,50 @@ LOGGING = {
     # run_huey attaches its own handler to "huey"; propagating would print every line twice.
     "loggers": {"jieba": {"level": "WARNING"}, "huey": {"propagate": False}},
 }
+
+# Cards and onboarding (issue 7): the persona + user cards injected into every turn share this
+# token budget (seed 000 section 5); an LLM compiles them when LLM_BASE_URL and LLM_MODEL are set.
+CARDS_TOKEN_BUDGET = env_int("MEMSITE_CARDS_TOKEN_BUDGET", 600)
+
+# API (issue 5): body and attachment limits (413), requests per minute per token (429; 0 = no
+# limit). "ninja" is installed so its docs page uses the bundled Swagger UI, never a CDN; the
+# middleware turns every error under /api/ (unknown paths included) into JSON.
+API_MAX_BODY_BYTES = env_int("MEMSITE_API_MAX_BODY_BYTES", 1024 * 1024)
+API_ATTACHMENT_MAX_BYTES = env_int("MEMSITE_API_ATTACHMENT_MAX_BYTES", 20 * 1024 * 1024)
+API_RATE_LIMIT = env_int("MEMSITE_API_RATE_LIMIT", 600)
+INSTALLED_APPS += ["ninja"]
+MIDDLEWARE += ["memsite.api_errors.ApiErrorMiddleware"]
+
+# Lifecycle (issue 6): extraction frequency, the embedding retry queue, the nightly
+# consolidation and its thresholds. Importance is on the write path's 0-1 scale.
+EXTRACT_LLM_MIN_CHARS = env_int("MEMSITE_EXTRACT_LLM_MIN_CHARS", 30)  # CJK characters count 2
+EXTRACT_LLM_PER_SESSION = env_int("MEMSITE_EXTRACT_LLM_PER_SESSION", 5)
+EXTRACT_MAX_ATTEMPTS = env_int("MEMSITE_EXTRACT_MAX_ATTEMPTS", 4)
+EXTRACT_RELATED = env_int("MEMSITE_EXTRACT_RELATED", 8)  # existing memories shown to the LLM
+LLM_TIMEOUT = env_float("MEMSITE_LLM_TIMEOUT", 60.0)
+EMBED_BACKOFF = [
+    float(s) for s in env("MEMSITE_EMBED_BACKOFF", "1,4,16,64,256").split(",") if s.strip()
+]
+CONSOLIDATE_HOUR = env_int("MEMSITE_CONSOLIDATE_HOUR", 3)  # local time in TIME_ZONE
+DEDUP_THRESHOLD = env_float("MEMSITE_DEDUP_THRESHOLD", 0.9)
+DEDUP_MAX_PROPOSALS = env_int("MEMSITE_DEDUP_MAX_PROPOSALS", 50)
+ARCHIVE_BELOW = env_float("MEMSITE_ARCHIVE_BELOW", 0.1)
+DEMOTE_BELOW = env_float("MEMSITE_DEMOTE_BELOW", 0.3)
+REVIEW_BELOW = env_float("MEMSITE_REVIEW_BELOW", 0.35)
+PROMOTE_AT = env_float("MEMSITE_PROMOTE_AT", 0.9)
+ATTACHMENT_RETENTION_DAYS = env_int("MEMSITE_ATTACHMENT_RETENTION_DAYS", 0)  # 0 = keep files
+
+# Retrieval (issue 4): search defaults chosen by measurement (README "Retrieval"), the
+# embedder's batching and timeout, context assembly budgets (seed 000 section 5), recall log.
+SEARCH_PRESET = env("MEMSITE_SEARCH_PRESET", "shiyi")
+SEARCH_TOP_K = env_int("MEMSITE_SEARCH_TOP_K", 50)  # candidates per channel
+SEARCH_EXACT_MAX = env_int("MEMSITE_SEARCH_EXACT_MAX", 20000)  # above: bit scan + rescoring
+SEARCH_OVERSAMPLE = env_float("MEMSITE_SEARCH_OVERSAMPLE", 2.0)
+EMBEDDING_BATCH_SIZE = env_int("MEMSITE_EMBEDDING_BATCH_SIZE", 64)
+EMBEDDING_TIMEOUT = env_float("MEMSITE_EMBEDDING_TIMEOUT", 30.0)
+CONTEXT_MAX_TOKENS = env_int("MEMSITE_CONTEXT_MAX_TOKENS", 4000)
+CONTEXT_CARDS_TOKENS = env_int("MEMSITE_CONTEXT_CARDS_TOKENS", CARDS_TOKEN_BUDGET)
+CONTEXT_TURNS_TOKENS = env_int("MEMSITE_CONTEXT_TURNS_TOKENS", 2000)
+CONTEXT_EVIDENCE_TOKENS = env_int("MEMSITE_CONTEXT_EVIDENCE_TOKENS", 900)
+CONTEXT_RESERVE_TOKENS = env_int("MEMSITE_CONTEXT_RESERVE_TOKENS", 500)
+RECALL_LOG_DAYS = env_int("MEMSITE_RECALL_LOG_DAYS", 90)

@@ -7,6 +7,7 @@ from memsite import accounts
 from memsite.api import api
 
 urlpatterns = [
+    path("settings/tokens/", include("memsite.urls_tokens")),
     path("", include("curator.urls")),
     path("", include("retrieval.urls")),
     path("", include("lifecycle.urls")),

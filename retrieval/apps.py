@@ -10,5 +10,6 @@ class RetrievalConfig(AppConfig):
     def ready(self) -> None:
         from retrieval import text
 
-        # jieba writes its dictionary cache here; the person's own words live beside it.
+        # jieba writes its dictionary cache here; the person's own words live beside it
+        # (retrieval.userdict reloads them in every process when the file changes).
         text.configure(settings.CACHE_DIR / "jieba", settings.DATA_DIR / "userdict.txt")

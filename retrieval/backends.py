@@ -1,15 +1,32 @@
 """The two candidate generators: FTS5 BM25 and sqlite-vec KNN, each returning doc hits.
 
 Scores are returned raw (bm25: lower is better; distance: cosine, lower is better);
-normalising and weighting them is the pure scoring module's job.
+normalising and weighting them is the pure scoring module's job. Both apply the same
+filters in SQL, before their LIMIT, so inactive or out-of-range items never crowd the top k.
+
+The vector step is exact (vec0's brute-force KNN) up to SEARCH_EXACT_MAX vectors per owner;
+above, it scans the sign bits of each vector (a 32x smaller scan), takes an oversampled
+candidate set and rescores it with the float vectors (README "Retrieval" has its recall).
 """
 
-from dataclasses import dataclass
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
 
+import numpy as np
+from django.conf import settings
 from django.db import connection
+from django.utils import timezone
 
 from retrieval import text as seg
-from retrieval.embedders import get_embedder
+from retrieval.embedders import get_embedder, query_cache
+from retrieval.models import Kind
+
+ALL_KINDS = tuple(k.value for k in Kind)
+EVENT_KINDS = (Kind.EPISODE.value, Kind.TURN.value, Kind.ATTACHMENT.value)
+# bm25 weight of the grams column against the jieba column (measured: README "Retrieval").
+GRAMS_WEIGHT = 0.5
 
 
 @dataclass(frozen=True)
@@ -20,27 +37,211 @@ class Hit:
     raw: float
 
 
-def keyword_hits(query: str, owner_id: int, limit: int = 50) -> list[Hit]:
-    match = seg.fts_query(query)
+@dataclass(frozen=True)
+class Filters:
+    """What may be returned. Facts are timeless: time and session filters apply to events."""
+
+    owner_id: int
+    kinds: tuple[str, ...] = ALL_KINDS
+    include_inactive: bool = False
+    time_from: datetime | None = None
+    time_to: datetime | None = None
+    session_id: int | None = None
+    now: datetime = field(default_factory=timezone.now)
+
+    @property
+    def scoped(self) -> bool:
+        return bool(self.time_from or self.time_to or self.session_id)
+
+
+def _db_time(value: datetime) -> str:
+    # Raw SQL compares Django's stored text form (naive UTC); aware values would not match.
+    return connection.ops.adapt_datetimefield_value(value)
+
+
+def _in(values) -> str:
+    return ", ".join(["%s"] * len(values))
+
+
+def _keyword_where(f: Filters) -> tuple[str, list]:
+    sql, params = ["d.owner_id = %s", f"d.kind IN ({_in(f.kinds)})"], [f.owner_id, *f.kinds]
+    if not f.include_inactive:
+        sql.append("d.status = 'active' AND (d.expires_at IS NULL OR d.expires_at > %s)")
+        params.append(_db_time(f.now))
+    scope, scope_params = [], []
+    if f.time_from:
+        scope.append("d.ts >= %s")
+        scope_params.append(_db_time(f.time_from))
+    if f.time_to:
+        scope.append("d.ts < %s")
+        scope_params.append(_db_time(f.time_to))
+    if f.session_id:
+        scope.append("d.session_id = %s")
+        scope_params.append(f.session_id)
+    if scope:
+        sql.append("(d.kind = 'fact' OR (" + " AND ".join(scope) + "))")
+        params.extend(scope_params)
+    return " AND ".join(sql), params
+
+
+def keyword_hits(
+    query: str, owner_id: int, limit: int = 50, filters: Filters | None = None
+) -> list[Hit]:
+    """FTS5 top `limit` by BM25 over jieba tokens and CJK grams; [] when no token is left."""
+    match = seg.match_expression(query)
     if not match:
         return []
+    f = filters or Filters(owner_id)
+    where, params = _keyword_where(f)
     sql = (
-        "SELECT d.id, d.kind, d.object_id, bm25(search_fts) AS score FROM search_fts "
-        "JOIN retrieval_searchdoc d ON d.id = search_fts.rowid "
-        "WHERE search_fts MATCH %s AND d.owner_id = %s ORDER BY score LIMIT %s"
+        f"SELECT d.id, d.kind, d.object_id, bm25(search_fts, 1.0, {GRAMS_WEIGHT}) AS score "
+        "FROM search_fts JOIN retrieval_searchdoc d ON d.id = search_fts.rowid "
+        f"WHERE search_fts MATCH %s AND {where} ORDER BY score, d.ts DESC, d.id DESC LIMIT %s"
     )
     with connection.cursor() as cur:
-        cur.execute(sql, [match, owner_id, limit])
+        cur.execute(sql, [match, *params, limit])
         return [Hit(*row) for row in cur.fetchall()]
 
 
-def vector_hits(query: str, owner_id: int, limit: int = 50) -> list[Hit]:
-    vector = get_embedder().query(query)
+def keyword_scores(query: str, doc_ids: list[int]) -> dict[int, float]:
+    """BM25 of given documents for a query (for explaining items outside the top k)."""
+    match = seg.match_expression(query)
+    if not match or not doc_ids:
+        return {}
     sql = (
-        "SELECT v.doc_id, v.kind, d.object_id, v.distance FROM search_vec v "
-        "JOIN retrieval_searchdoc d ON d.id = v.doc_id "
-        "WHERE v.embedding MATCH %s AND k = %s AND v.owner_id = %s ORDER BY v.distance"
+        f"SELECT rowid, bm25(search_fts, 1.0, {GRAMS_WEIGHT}) FROM search_fts "
+        f"WHERE search_fts MATCH %s AND rowid IN ({_in(doc_ids)})"
     )
     with connection.cursor() as cur:
-        cur.execute(sql, [vector.astype("float32").tobytes(), limit, owner_id])
-        return [Hit(*row) for row in cur.fetchall()]
+        cur.execute(sql, [match, *doc_ids])
+        return dict(cur.fetchall())
+
+
+def _vec_groups(f: Filters) -> list[tuple[str, list]]:
+    """(WHERE, params) per KNN query: facts and events apart when only events are scoped."""
+    base, base_params = "v.owner_id = %s", [f.owner_id]
+    if not f.include_inactive:
+        # Events are stored live and never expiring, so this only ever filters facts.
+        base += " AND v.live = 1 AND v.expires > %s"
+        base_params.append(int(f.now.timestamp()))
+    facts = [k for k in f.kinds if k == Kind.FACT]
+    events = [k for k in f.kinds if k != Kind.FACT]
+    if not f.scoped:
+        return [(base + f" AND v.kind IN ({_in(f.kinds)})", [*base_params, *f.kinds])]
+    scope, scope_params = [], []
+    if f.time_from:
+        scope.append("v.ts >= %s")
+        scope_params.append(int(f.time_from.timestamp()))
+    if f.time_to:
+        scope.append("v.ts < %s")
+        scope_params.append(int(f.time_to.timestamp()))
+    if f.session_id:
+        scope.append("v.session_id = %s")
+        scope_params.append(f.session_id)
+    groups = []
+    if facts:
+        groups.append((base + " AND v.kind = 'fact'", list(base_params)))
+    if events:
+        where = base + f" AND v.kind IN ({_in(events)}) AND " + " AND ".join(scope)
+        groups.append((where, [*base_params, *events, *scope_params]))
+    return groups
+
+
+_counts: dict[int, tuple[float, int]] = {}
+_counts_lock = threading.Lock()
+
+
+def owner_vector_count(owner_id: int, ttl: float = 60.0) -> int:
+    """How many vectors an owner has (cached a minute: it only picks exact or approximate)."""
+    now = time.monotonic()
+    with _counts_lock:
+        hit = _counts.get(owner_id)
+    if hit and now - hit[0] < ttl:
+        return hit[1]
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT count(*) FROM retrieval_searchdoc WHERE owner_id = %s AND embedded_hash != ''",
+            [owner_id],
+        )
+        count = cur.fetchone()[0]
+    with _counts_lock:
+        _counts[owner_id] = (now, count)
+    return count
+
+
+def _knn_exact(vector: np.ndarray, where: str, params: list, limit: int) -> list[tuple]:
+    sql = (
+        "SELECT v.doc_id, v.kind, v.distance FROM search_vec v "
+        f"WHERE v.embedding MATCH %s AND k = %s AND {where} ORDER BY v.distance"
+    )
+    with connection.cursor() as cur:
+        cur.execute(sql, [vector.astype("float32").tobytes(), limit, *params])
+        return cur.fetchall()
+
+
+def float_vectors(doc_ids: list[int]) -> dict[int, np.ndarray]:
+    if not doc_ids:
+        return {}
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT doc_id, embedding FROM search_vecf WHERE doc_id IN ({_in(doc_ids)})",
+            list(doc_ids),
+        )
+        return {d: np.frombuffer(bytes(b), dtype=np.float32) for d, b in cur.fetchall()}
+
+
+def _knn_bits(vector: np.ndarray, where: str, params: list, limit: int) -> list[tuple]:
+    oversample = max(limit, int(limit * settings.SEARCH_OVERSAMPLE))
+    sql = (
+        "SELECT v.doc_id, v.kind FROM search_vec v "
+        f"WHERE v.bits MATCH vec_quantize_binary(%s) AND k = %s AND {where}"
+    )
+    with connection.cursor() as cur:
+        cur.execute(sql, [vector.astype("float32").tobytes(), oversample, *params])
+        rough = dict(cur.fetchall())
+    floats = float_vectors(list(rough))
+    if not floats:
+        return []
+    ids = list(floats)
+    distances = 1.0 - np.vstack([floats[i] for i in ids]) @ vector
+    order = np.argsort(distances, kind="stable")[:limit]
+    return [(ids[i], rough[ids[i]], float(distances[i])) for i in order]
+
+
+def _with_object_ids(rows: list[tuple]) -> list[Hit]:
+    if not rows:
+        return []
+    ids = [r[0] for r in rows]
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT id, object_id FROM retrieval_searchdoc WHERE id IN ({_in(ids)})", ids
+        )
+        objects = dict(cur.fetchall())
+    return [Hit(d, kind, objects[d], dist) for d, kind, dist in rows if d in objects]
+
+
+def vector_hits_for(
+    vector: np.ndarray, filters: Filters, limit: int = 50, exact: bool | None = None
+) -> list[Hit]:
+    """KNN top `limit` for a query vector under the filters (cosine distance, ascending)."""
+    if exact is None:
+        exact = owner_vector_count(filters.owner_id) <= settings.SEARCH_EXACT_MAX
+    knn = _knn_exact if exact else _knn_bits
+    rows = [row for where, params in _vec_groups(filters) for row in knn(vector, where, params, limit)]
+    rows.sort(key=lambda r: r[2])
+    return _with_object_ids(rows[:limit])
+
+
+def embed_query(query: str) -> np.ndarray:
+    return query_cache.get(get_embedder(), query)
+
+
+def vector_hits(
+    query: str, owner_id: int, limit: int = 50, filters: Filters | None = None
+) -> list[Hit]:
+    return vector_hits_for(embed_query(query), filters or Filters(owner_id), limit)
+
+
+def similarities(vector: np.ndarray, doc_ids: list[int]) -> dict[int, float]:
+    """Exact cosine similarity of given documents (those the vector top k did not reach)."""
+    return {d: float(v @ vector) for d, v in float_vectors(doc_ids).items()}

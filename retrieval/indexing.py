@@ -1,19 +1,28 @@
-"""Keeping search_fts and search_vec in step with the searchable items.
+"""Keeping search_fts, search_vec and search_vecf in step with the searchable items.
 
-Every searchable item has one SearchDoc; its id is the FTS5 rowid and the vec0 key. Text
-is hashed so re-indexing an unchanged item costs nothing and stale vectors can be found.
+Every searchable item has one SearchDoc; its id is the FTS5 rowid and the vector key. Text
+is hashed so re-indexing an unchanged item costs nothing and stale rows can be found; the
+filter columns (status, expiry, time, session) are refreshed whenever they differ, even
+when the text did not change, so whatever path changed an item, `reindex_one` after it
+(or `schedule`) brings every index row up to date.
+
 Vectors are only written while the configured embedder matches the recorded
-EmbeddingSpace: vectors of two models are never mixed (see `vector_state`).
+EmbeddingSpace: vectors of two models are never mixed (see `vector_state`). Keywords are
+committed before the embedder runs, so a slow or failing embedder never blocks keyword
+search; `EmbeddingError` propagates so a queue can retry.
 """
 
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import connection, transaction
 from django.utils import timezone
 
 from curator.models import Attachment, ConversationTurn, Episode, Fact
+from retrieval import schema, userdict
 from retrieval import text as seg
 from retrieval.embedders import get_embedder
 from retrieval.models import EmbeddingSpace, Kind, SearchDoc
@@ -24,6 +33,10 @@ MODELS = {
     Kind.TURN: ConversationTurn,
     Kind.ATTACHMENT: Attachment,
 }
+# Items that happened at a time and in a session: time and session filters apply to these.
+EVENT_KINDS = (Kind.EPISODE, Kind.TURN, Kind.ATTACHMENT)
+NEVER = 2**62  # the vector index's "expires" for items that never expire
+ACTIVE = "active"
 
 
 def document_text(kind: str, obj) -> str:
@@ -47,6 +60,52 @@ def document_text(kind: str, obj) -> str:
 
 def owner_of(kind: str, obj) -> int:
     return obj.session.owner_id if kind == Kind.TURN else obj.owner_id
+
+
+def item_time(kind: str, obj) -> datetime:
+    """When an item happened (time filters) or last changed (facts)."""
+    if kind == Kind.FACT:
+        return obj.updated_at or obj.created_at
+    if kind == Kind.TURN:
+        return obj.timestamp
+    if kind == Kind.EPISODE:
+        return obj.started_at
+    return obj.created_at
+
+
+@dataclass(frozen=True)
+class Meta:
+    """The filter columns of an item as the indexes hold them."""
+
+    owner_id: int
+    status: str
+    expires_at: datetime | None
+    ts: datetime
+    session_id: int | None
+
+    @classmethod
+    def of(cls, kind: str, obj) -> "Meta":
+        fact = kind == Kind.FACT
+        return cls(
+            owner_of(kind, obj),
+            obj.status if fact else ACTIVE,
+            obj.expires_at if fact else None,
+            item_time(kind, obj),
+            None if fact else obj.session_id,
+        )
+
+    @classmethod
+    def of_doc(cls, doc: SearchDoc) -> "Meta":
+        return cls(doc.owner_id, doc.status, doc.expires_at, doc.ts, doc.session_id)
+
+    def vec_params(self) -> list:
+        """live, expires, ts, session_id as the vector index stores them (integers)."""
+        expires = int(self.expires_at.timestamp()) if self.expires_at else NEVER
+        return [int(self.status == ACTIVE), expires, _epoch(self.ts), self.session_id or 0]
+
+
+def _epoch(value: datetime | None) -> int:
+    return int(value.timestamp()) if value else 0
 
 
 def text_hash(text: str) -> str:
@@ -92,39 +151,79 @@ def _write_fts(doc_id: int, body: str) -> None:
     with connection.cursor() as cur:
         cur.execute("DELETE FROM search_fts WHERE rowid = %s", [doc_id])
         cur.execute(
-            "INSERT INTO search_fts(rowid, tokens) VALUES (%s, %s)", [doc_id, seg.segment(body)]
+            "INSERT INTO search_fts(rowid, tokens, grams) VALUES (%s, %s, %s)",
+            [doc_id, seg.segment(body), seg.segment_grams(body)],
         )
+
+
+def _delete_vec(doc_id: int) -> None:
+    with connection.cursor() as cur:
+        cur.execute("DELETE FROM search_vec WHERE doc_id = %s", [doc_id])
+        cur.execute("DELETE FROM search_vecf WHERE doc_id = %s", [doc_id])
 
 
 def _write_vec(doc: SearchDoc, vector) -> None:
     # vec0 has no INSERT OR REPLACE: delete, then insert.
+    blob = vector.astype("float32").tobytes()
+    _delete_vec(doc.id)
     with connection.cursor() as cur:
-        cur.execute("DELETE FROM search_vec WHERE doc_id = %s", [doc.id])
         cur.execute(
-            "INSERT INTO search_vec(doc_id, embedding, kind, owner_id) VALUES (%s, %s, %s, %s)",
-            [doc.id, vector.astype("float32").tobytes(), doc.kind, doc.owner_id],
+            "INSERT INTO search_vec(doc_id, owner_id, embedding, bits, kind, live, expires, ts, "
+            "session_id) VALUES (%s, %s, %s, vec_quantize_binary(%s), %s, %s, %s, %s, %s)",
+            [doc.id, doc.owner_id, blob, blob, doc.kind, *Meta.of_doc(doc).vec_params()],
+        )
+        cur.execute("INSERT INTO search_vecf(doc_id, embedding) VALUES (%s, %s)", [doc.id, blob])
+
+
+def _update_vec_meta(doc: SearchDoc) -> None:
+    with connection.cursor() as cur:
+        cur.execute(
+            "UPDATE search_vec SET live = %s, expires = %s, ts = %s, session_id = %s "
+            "WHERE doc_id = %s",
+            [*Meta.of_doc(doc).vec_params(), doc.id],
         )
 
 
-def index_items(kind: str, objects: list, embed: bool = True) -> int:
-    """(Re)index items whose text changed; returns how many documents were written."""
+def _sync_doc(kind: str, obj, version: str) -> SearchDoc:
+    """Bring one item's SearchDoc and keyword row up to date (inside a transaction)."""
+    body, meta = document_text(kind, obj), Meta.of(kind, obj)
+    doc, created = SearchDoc.objects.get_or_create(
+        kind=kind,
+        object_id=obj.pk,
+        defaults={"owner_id": meta.owner_id, "content_hash": "", "ts": meta.ts},
+    )
+    digest, changed = text_hash(body), set()
+    if doc.owner_id != meta.owner_id or (doc.content_hash != digest and doc.embedded_hash):
+        _delete_vec(doc.id)  # an outdated vector must never be found by its old text
+        doc.embedded_hash, doc.embedded_at = "", None
+        changed |= {"embedded_hash", "embedded_at"}
+    if doc.content_hash != digest or doc.fts_version != version or doc.fts_at is None:
+        _write_fts(doc.id, body)
+        doc.content_hash, doc.fts_version, doc.fts_at = digest, version, timezone.now()
+        changed |= {"content_hash", "fts_version", "fts_at"}
+    if created or Meta.of_doc(doc) != meta:
+        doc.owner_id, doc.status, doc.expires_at = meta.owner_id, meta.status, meta.expires_at
+        doc.ts, doc.session_id = meta.ts, meta.session_id
+        changed |= {"owner_id", "status", "expires_at", "ts", "session_id"}
+        if doc.embedded_hash:
+            _update_vec_meta(doc)
+    if changed:
+        doc.save(update_fields=sorted(changed))
+    return doc
+
+
+def index_items(kind: str, objects: Iterable, embed: bool = True) -> int:
+    """(Re)index items: keywords and filters now, vectors for changed text; returns the count."""
+    objects = list(objects)
+    userdict.ensure_loaded()
+    version = seg.version()
     state = vector_state() if embed else None
     todo = []
     with transaction.atomic():
         for obj in objects:
-            body = document_text(kind, obj)
-            doc, _ = SearchDoc.objects.get_or_create(
-                kind=kind,
-                object_id=obj.pk,
-                defaults={"owner_id": owner_of(kind, obj), "content_hash": ""},
-            )
-            digest = text_hash(body)
-            if doc.content_hash != digest or doc.fts_at is None:
-                _write_fts(doc.id, body)
-                doc.content_hash, doc.fts_at = digest, timezone.now()
-                doc.save(update_fields=["content_hash", "fts_at"])
+            doc = _sync_doc(kind, obj, version)
             if state and state.ok and doc.vector_stale:
-                todo.append((doc, body))
+                todo.append((doc, document_text(kind, obj)))
     if todo:
         _embed(todo, state)
     return len(objects)
@@ -135,42 +234,53 @@ def _embed(todo: list, state: VectorState) -> None:
     vectors = get_embedder().passages([body for _, body in todo])
     with transaction.atomic():
         _record_space(state)
+        current = SearchDoc.objects.in_bulk([doc.id for doc, _ in todo])
         for (doc, _), vector in zip(todo, vectors, strict=True):
-            _write_vec(doc, vector)
-            doc.embedded_hash, doc.embedded_at = doc.content_hash, timezone.now()
-            doc.save(update_fields=["embedded_hash", "embedded_at"])
+            fresh = current.get(doc.id)
+            if fresh is None or fresh.content_hash != doc.content_hash:
+                continue  # edited or deleted while we embedded: its own reindex handles it
+            _write_vec(fresh, vector)
+            fresh.embedded_hash, fresh.embedded_at = fresh.content_hash, timezone.now()
+            fresh.save(update_fields=["embedded_hash", "embedded_at"])
 
 
 def remove_item(kind: str, object_id: int) -> None:
     doc = SearchDoc.objects.filter(kind=kind, object_id=object_id).first()
     if doc is None:
         return
-    with transaction.atomic(), connection.cursor() as cur:
-        cur.execute("DELETE FROM search_fts WHERE rowid = %s", [doc.id])
-        cur.execute("DELETE FROM search_vec WHERE doc_id = %s", [doc.id])
+    with transaction.atomic():
+        with connection.cursor() as cur:
+            cur.execute("DELETE FROM search_fts WHERE rowid = %s", [doc.id])
+        _delete_vec(doc.id)
         doc.delete()
 
 
+def queryset(kind: str):
+    """The items of a kind, with what document_text and owner_of need loaded."""
+    model = MODELS[Kind(kind)]
+    return model.objects.select_related("session") if kind == Kind.TURN else model.objects.all()
+
+
 def index_all(embed: bool = True, batch: int = 64) -> int:
-    """Index every searchable item (unchanged ones are skipped cheaply)."""
-    total = 0
-    for kind, model in MODELS.items():
-        queryset = model.objects.select_related("session") if kind == Kind.TURN else model.objects
-        objs = list(queryset.order_by("pk"))
-        for start in range(0, len(objs), batch):
-            total += index_items(kind, objs[start : start + batch], embed=embed)
-    return total
+    """Index every searchable item (unchanged ones are skipped cheaply); returns the count."""
+    from retrieval.reindex import reindex
+
+    return reindex(embed=embed, batch=batch).examined
 
 
 def stored_vector_count() -> int:
     with connection.cursor() as cur:
-        cur.execute("SELECT count(*) FROM search_vec")
+        cur.execute("SELECT count(*) FROM search_vecf")
         return cur.fetchone()[0]
 
 
 def reindex_one(kind: str, object_id: int) -> None:
-    """Bring one item's index rows up to date; a vanished item leaves the indexes."""
-    obj = MODELS[Kind(kind)].objects.filter(pk=object_id).first()
+    """Bring one item's index rows up to date; a vanished item leaves the indexes.
+
+    Raises EmbeddingError after the keyword row is committed when the embedder fails,
+    so a queue can retry the vector while keyword search already finds the item.
+    """
+    obj = queryset(kind).filter(pk=object_id).first()
     if obj is None:
         remove_item(kind, object_id)
     else:
@@ -182,3 +292,14 @@ def schedule(kind: str, object_id: int) -> None:
     from lifecycle.tasks import index_item
 
     transaction.on_commit(lambda: index_item(kind, object_id))
+
+
+def reset_vectors(dimension: int) -> None:
+    """Empty the vector index for a new model (the only way vectors of two models never mix)."""
+    with transaction.atomic(), connection.cursor() as cur:
+        cur.execute("DROP TABLE IF EXISTS search_vec")
+        cur.execute("DROP TABLE IF EXISTS search_vecf")
+        cur.execute(schema.vec_sql(dimension))
+        cur.execute(schema.VECF_SQL)
+        EmbeddingSpace.objects.all().delete()
+        SearchDoc.objects.update(embedded_hash="", embedded_at=None)

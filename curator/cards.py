@@ -1,0 +1,691 @@
+"""The L1 Markdown cards: where they live, how big they may grow, and how they change safely.
+
+The agent reads these files every turn, so a save must never leave a half-written card
+(temp file + rename), never silently overwrite a change made elsewhere (the editor says which
+version it started from), and always leave a revision a person can diff and restore.
+The scratchpad lives in the database but is edited, versioned and shown like the files.
+
+Generated sections (the nightly refresh) sit between markers, so hand edits around them
+survive a refresh:
+
+    <!-- generated:facts updated=2026-11-22T03:00 -->
+    - Prefers pytest over unittest <!-- facts:12,15 -->
+    <!-- /generated:facts -->
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+import re
+import stat
+import tempfile
+from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+from django.utils.functional import Promise
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from markdown_it import MarkdownIt
+
+from curator.models import CardAuthor, CardRevision, Owner, Scratchpad
+
+# --------------------------------------------------------------------------------------
+# Which cards exist
+# --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CardSpec:
+    key: str
+    title: str | Promise
+    path: str | None  # relative to settings.MEMORY_DIR; None = kept in the database
+    unit: str  # what the limit counts: bytes, lines, items, chars ("" = no limit)
+    limit: int | None
+    about: str | Promise
+
+
+CARDS: dict[str, CardSpec] = {
+    spec.key: spec
+    for spec in (
+        CardSpec(
+            "persona",
+            "ShiYi.md",
+            "system/ShiYi.md",
+            "",
+            None,
+            gettext_lazy("Who the assistant is: name, positioning, tone, boundaries, taboos."),
+        ),
+        CardSpec(
+            "user",
+            "User.md",
+            "shared/User.md",
+            "bytes",
+            2048,
+            gettext_lazy("Who you are: a short profile injected into every turn."),
+        ),
+        CardSpec(
+            "project",
+            "Project.md",
+            "shared/Project.md",
+            "lines",
+            100,
+            gettext_lazy("Project progress and a rolling summary; old parts are archived."),
+        ),
+        CardSpec(
+            "insights",
+            "Insights.md",
+            "shared/Insights.md",
+            "items",
+            10,
+            gettext_lazy("Hot lessons only; the rest sink into the fact store."),
+        ),
+        CardSpec(
+            "memory",
+            "MEMORY.md",
+            "shared/MEMORY.md",
+            "chars",
+            1500,
+            gettext_lazy("Core memory: the top facts, refreshed every night."),
+        ),
+        CardSpec(
+            "scratchpad",
+            gettext_lazy("Scratchpad"),
+            None,
+            "chars",
+            2000,
+            gettext_lazy("Working memory: current focus, projects, open questions, next steps."),
+        ),
+    )
+}
+
+UNIT_LABELS = {
+    "bytes": gettext_lazy("bytes"),
+    "lines": gettext_lazy("lines"),
+    "items": gettext_lazy("items"),
+    "chars": gettext_lazy("characters"),
+}
+
+
+def spec(key: str) -> CardSpec:
+    """The card's spec; KeyError for an unknown key (views turn it into a 404)."""
+    return CARDS[key]
+
+
+def card_path(key: str) -> Path | None:
+    rel = spec(key).path
+    return None if rel is None else Path(settings.MEMORY_DIR) / rel
+
+
+# --------------------------------------------------------------------------------------
+# Reading, fingerprints, limits
+# --------------------------------------------------------------------------------------
+
+
+def normalise(text: str) -> str:
+    """One newline convention, one trailing newline: browsers send CRLF, editors vary."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.rstrip("\n") + "\n" if text.strip() else ""
+
+
+def fingerprint(text: str) -> str:
+    return hashlib.sha256(normalise(text).encode()).hexdigest()[:16]
+
+
+def read(key: str, owner: Owner | None = None) -> str:
+    """The card as it is now ('' when it does not exist yet)."""
+    path = card_path(key)
+    if path is None:
+        pad = Scratchpad.objects.filter(owner=owner or Owner.default()).first()
+        return pad.content if pad else ""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+
+
+_ITEM = re.compile(r"^ {0,1}(?:[-*+]|\d{1,3}[.)])\s+\S")
+
+
+def count_items(text: str) -> int:
+    """Top-level list items (nested bullets belong to their parent item)."""
+    return sum(1 for line in text.splitlines() if _ITEM.match(line))
+
+
+@dataclass
+class Usage:
+    amount: int
+    limit: int | None
+    unit: str
+
+    @property
+    def over(self) -> bool:
+        return self.limit is not None and self.amount > self.limit
+
+    @property
+    def percent(self) -> int:
+        """For the meter: capped at 100 so an over-full card does not break the layout."""
+        return min(100, round(100 * self.amount / self.limit)) if self.limit else 0
+
+    @property
+    def unit_label(self):
+        return UNIT_LABELS.get(self.unit, "")
+
+
+def measure(key: str, text: str) -> Usage:
+    card = spec(key)
+    text = normalise(text)
+    amount = {
+        "bytes": lambda: len(text.encode()),
+        "lines": lambda: len(text.splitlines()),
+        "items": lambda: count_items(text),
+        "chars": lambda: len(text.rstrip("\n")),
+    }.get(card.unit, lambda: len(text.encode()))()
+    return Usage(amount, card.limit, card.unit or "bytes")
+
+
+# --------------------------------------------------------------------------------------
+# Atomic file writes
+# --------------------------------------------------------------------------------------
+
+
+def _stage(path: Path, text: str) -> Path:
+    """Write text into a temp file beside `path` (same file system, so rename is atomic)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
+        os.chmod(tmp, mode)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return Path(tmp)
+
+
+def _sync_dir(folder: Path) -> None:
+    """Make the rename itself durable (best effort: not every platform can open a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Readers see the old file or the new one, never a mix."""
+    write_files({path: text})
+
+
+def snapshot(paths: Iterable[Path]) -> dict[Path, str | None]:
+    """What these files hold now (None = missing), to put back if a larger step fails."""
+    snap = {}
+    for path in paths:
+        try:
+            snap[path] = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            snap[path] = None
+    return snap
+
+
+def restore_snapshot(snap: dict[Path, str | None]) -> None:
+    for path, text in snap.items():
+        if text is None:
+            path.unlink(missing_ok=True)
+        else:
+            atomic_write(path, text)
+
+
+def write_files(contents: dict[Path, str]) -> None:
+    """Replace several files together: stage every temp file first, then rename them all.
+
+    Staging is where disks fill up and permissions fail, so a failure there changes nothing.
+    If a rename fails half-way, the files already renamed get their old content back.
+    """
+    before = snapshot(contents)
+    staged: dict[Path, Path] = {}
+    try:
+        for path, text in contents.items():
+            staged[path] = _stage(path, text)
+    except BaseException:
+        for tmp in staged.values():
+            tmp.unlink(missing_ok=True)
+        raise
+    done: list[Path] = []
+    try:
+        for path, tmp in staged.items():
+            os.replace(tmp, path)
+            done.append(path)
+    except BaseException:
+        for tmp in staged.values():
+            tmp.unlink(missing_ok=True)
+        restore_snapshot({path: before[path] for path in done})
+        raise
+    for folder in {path.parent for path in contents}:
+        _sync_dir(folder)
+
+
+# --------------------------------------------------------------------------------------
+# Saving with revisions and conflict detection
+# --------------------------------------------------------------------------------------
+
+
+class CardConflict(Exception):
+    """The card changed since the editor loaded it: show both versions, never overwrite."""
+
+    def __init__(self, key: str, mine: str, theirs: str, base: str):
+        super().__init__(f"{key} changed since it was opened")
+        self.key, self.mine, self.theirs, self.base = key, mine, theirs, base
+
+
+def latest_revision(key: str) -> CardRevision | None:
+    return CardRevision.objects.filter(card=key).first()
+
+
+def _record_drift(key: str, current: str) -> None:
+    """A change made outside the app (a text editor, another process) becomes a revision first,
+    so the history has no holes and the outside version can be restored later."""
+    latest = latest_revision(key)
+    known = normalise(latest.content) if latest else ""
+    if normalise(current) != known and (current.strip() or latest):
+        CardRevision.objects.create(
+            card=key,
+            content=normalise(current),
+            author=CardAuthor.PERSON,
+            note=_("found changed outside the app"),
+        )
+
+
+def _store(key: str, text: str, owner: Owner) -> None:
+    path = card_path(key)
+    if path is None:
+        Scratchpad.objects.update_or_create(owner=owner, defaults={"content": text})
+    else:
+        atomic_write(path, text)
+
+
+@contextmanager
+def rollback_files(keys: Iterable[str]):
+    """Put these cards' files back as they were if the block fails, commit included.
+
+    Use it outside `transaction.atomic()` so a failed commit also restores the files:
+        with cards.rollback_files(["persona", "user"]), transaction.atomic(): ...
+    """
+    before = snapshot(path for key in keys if (path := card_path(key)) is not None)
+    try:
+        yield
+    except BaseException:
+        restore_snapshot(before)
+        raise
+
+
+def save(
+    key: str,
+    content: str,
+    author: str,
+    *,
+    base: str | None = None,
+    note: str = "",
+    owner: Owner | None = None,
+) -> CardRevision | None:
+    """Write a card and keep a revision; None when the content did not change.
+
+    `base` is the text the editor started from: if the card changed since then (and the
+    new content is not already what is there) this raises CardConflict and writes nothing.
+    The file is written inside the transaction and put back if the commit fails, so the
+    card and its revision never disagree.
+    """
+    owner = owner or Owner.default()
+    content = normalise(content)
+    with rollback_files([key]), transaction.atomic():
+        current = normalise(read(key, owner))
+        if content == current:
+            return None
+        if base is not None and normalise(base) != current:
+            raise CardConflict(key, mine=content, theirs=current, base=normalise(base))
+        _record_drift(key, current)
+        revision = CardRevision.objects.create(
+            card=key, content=content, author=author, note=note[:200]
+        )
+        _store(key, content, owner)
+    return revision
+
+
+def save_many(
+    contents: dict[str, str], author: str, *, note: str = "", owner: Owner | None = None
+) -> list[CardRevision]:
+    """Replace several cards in one step (onboarding writes ShiYi.md and User.md together).
+
+    Call it inside the caller's transaction and `rollback_files`: the files are renamed
+    into place last, together, so an earlier failure leaves every card as it was.
+    """
+    owner = owner or Owner.default()
+    revisions, files = [], {}
+    with transaction.atomic():
+        for key, content in contents.items():
+            content = normalise(content)
+            _record_drift(key, read(key, owner))
+            revisions.append(
+                CardRevision.objects.create(
+                    card=key, content=content, author=author, note=note[:200]
+                )
+            )
+            if (path := card_path(key)) is None:
+                _store(key, content, owner)
+            else:
+                files[path] = content
+        write_files(files)
+    return revisions
+
+
+def restore(key: str, revision: CardRevision, author: str = CardAuthor.PERSON, owner=None):
+    """Bring an old version back as a new revision (history only ever grows)."""
+    note = _("restored revision #%(id)s") % {"id": revision.pk}
+    return save(key, revision.content, author, note=note, owner=owner)
+
+
+@dataclass
+class LastChange:
+    author: str
+    author_label: str
+    when: datetime | None
+    note: str
+    outside: bool = False
+
+
+def last_change(key: str, text: str | None = None) -> LastChange | None:
+    """Who changed the card last; a file edited outside the app says so, with its time."""
+    latest = latest_revision(key)
+    text = read(key) if text is None else text
+    path = card_path(key)
+    outside = (latest is None and bool(text.strip())) or (
+        latest is not None and normalise(latest.content) != normalise(text)
+    )
+    if outside and path is not None and path.exists():
+        when = datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.get_current_timezone())
+        return LastChange("outside", _("outside the app"), when, "", outside=True)
+    if latest is None:
+        return None
+    return LastChange(
+        latest.author, latest.get_author_display(), latest.created_at, latest.note, False
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Diffs and merges
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class DiffRow:
+    kind: str  # "same" | "del" | "add" | "gap"
+    text: str
+    old_no: int | None = None
+    new_no: int | None = None
+
+
+@dataclass
+class Diff:
+    rows: list[DiffRow] = field(default_factory=list)
+    added: int = 0
+    removed: int = 0
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.removed)
+
+
+def diff(old: str, new: str, context: int = 3) -> Diff:
+    """A line diff as rows a template can render (escaped like any other text)."""
+    a, b = normalise(old).splitlines(), normalise(new).splitlines()
+    result = Diff()
+    groups = difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(context)
+    for index, group in enumerate(groups):
+        if index:
+            result.rows.append(DiffRow("gap", "…"))
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                result.rows += [
+                    DiffRow("same", a[i], i + 1, j1 + i - i1 + 1) for i in range(i1, i2)
+                ]
+                continue
+            result.rows += [DiffRow("del", a[i], old_no=i + 1) for i in range(i1, i2)]
+            result.rows += [DiffRow("add", b[j], new_no=j + 1) for j in range(j1, j2)]
+            result.removed += i2 - i1
+            result.added += j2 - j1
+    return result
+
+
+def _changes(base: list[str], other: list[str]) -> list[tuple[int, int, list[str]]]:
+    """(start, end, replacement) ranges over base where `other` differs from it."""
+    matcher = difflib.SequenceMatcher(None, base, other, autojunk=False)
+    return [
+        (i1, i2, other[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+    ]
+
+
+def merge(base: str, mine: str, theirs: str) -> tuple[str, int]:
+    """A three-way line merge; overlapping edits become git-style conflict blocks.
+
+    Returns the merged text and the number of conflicts, so the page can say whether the
+    person still has to choose between the two versions somewhere.
+    """
+    b = normalise(base).splitlines()
+    ours, others = (
+        _changes(b, normalise(mine).splitlines()),
+        _changes(b, normalise(theirs).splitlines()),
+    )
+    out: list[str] = []
+    pos = conflicts = 0
+    while ours or others:
+        # Take the next change by position; collect every change overlapping its range.
+        first = min(ours[:1] + others[:1], key=lambda c: (c[0], c[1]))
+        start, end = first[0], first[1]
+        mine_part, theirs_part = [], []
+        grew = True
+        while grew:  # an overlapping change can widen the range and pull in more
+            grew = False
+            for source, bucket in ((ours, mine_part), (others, theirs_part)):
+                while source and (source[0][0] < end or source[0][0] == start):
+                    s, e, repl = source.pop(0)
+                    bucket.append((s, e, repl))
+                    if e > end:
+                        end, grew = e, True
+        out += b[pos:start]
+        mine_text = _apply(b, start, end, mine_part)
+        theirs_text = _apply(b, start, end, theirs_part)
+        if not theirs_part or mine_text == theirs_text:
+            out += mine_text
+        elif not mine_part:
+            out += theirs_text
+        else:
+            conflicts += 1
+            out += [f"<<<<<<< {_('your version')}", *mine_text, "======="]
+            out += [*theirs_text, f">>>>>>> {_('version on disk')}"]
+        pos = end
+    out += b[pos:]
+    return normalise("\n".join(out)), conflicts
+
+
+def _apply(base: list[str], start: int, end: int, changes) -> list[str]:
+    """The lines base[start:end] become after applying these (sorted, disjoint) changes."""
+    result, pos = [], start
+    for s, e, repl in changes:
+        result += base[pos:s] + repl
+        pos = e
+    return result + base[pos:end]
+
+
+# --------------------------------------------------------------------------------------
+# Generated sections (written by the nightly refresh, shown as such)
+# --------------------------------------------------------------------------------------
+
+GENERATED = re.compile(
+    r"^<!-- generated:(?P<name>[\w.-]+)(?P<attrs>[^\n>]*?)\s*-->\n(?P<body>.*?)"
+    r"^<!-- /generated:(?P=name) -->[ \t]*$\n?",
+    re.M | re.S,
+)
+FACT_REFS = re.compile(r"\s*<!-- facts:(?P<ids>\d+(?:\s*,\s*\d+)*) -->\s*$")
+
+
+@dataclass
+class Segment:
+    kind: str  # "hand" | "generated"
+    text: str
+    name: str = ""
+    attrs: str = ""
+
+
+def segments(text: str) -> list[Segment]:
+    """Split a card into hand-written stretches and generated sections, in order."""
+    out, pos = [], 0
+    for match in GENERATED.finditer(text):
+        if match.start() > pos:
+            out.append(Segment("hand", text[pos : match.start()]))
+        out.append(Segment("generated", match["body"], match["name"], match["attrs"].strip()))
+        pos = match.end()
+    if pos < len(text):
+        out.append(Segment("hand", text[pos:]))
+    return out
+
+
+def replace_generated(
+    text: str,
+    name: str,
+    lines: Iterable[tuple[str, Sequence[int]]],
+    *,
+    updated: datetime | None = None,
+) -> str:
+    """Swap one generated section for new lines (each with the fact ids it came from).
+
+    Everything outside the markers is left exactly as it was; a missing section is
+    appended at the end. Newlines inside a line are flattened: one line, one item.
+    """
+    stamp = (updated or timezone.now()).strftime("%Y-%m-%dT%H:%M")
+    body = []
+    for line, ids in lines:
+        line = " ".join(line.split())
+        refs = f" <!-- facts:{','.join(str(int(i)) for i in ids)} -->" if ids else ""
+        body.append(f"{line}{refs}")
+    block = "\n".join(
+        [f"<!-- generated:{name} updated={stamp} -->", *body, f"<!-- /generated:{name} -->"]
+    )
+    for match in GENERATED.finditer(text):
+        if match["name"] == name:
+            return text[: match.start()] + block + "\n" + text[match.end() :]
+    prefix = normalise(text)
+    return (prefix + "\n" if prefix else "") + block + "\n"
+
+
+def write_generated(
+    key: str,
+    name: str,
+    lines: Iterable[tuple[str, Sequence[int]]],
+    *,
+    author: str = CardAuthor.JOB,
+    note: str = "",
+    owner: Owner | None = None,
+) -> CardRevision | None:
+    """What the nightly refresh calls: replace its section, keep the person's edits."""
+    current = read(key, owner)
+    new = replace_generated(current, name, lines)
+    return save(key, new, author, base=current, note=note or _("nightly refresh"), owner=owner)
+
+
+def generated_fact_ids(text: str) -> list[int]:
+    ids: list[int] = []
+    for seg in segments(text):
+        if seg.kind == "generated":
+            for line in seg.text.splitlines():
+                if m := FACT_REFS.search(line):
+                    ids += [int(i) for i in m["ids"].split(",")]
+    return ids
+
+
+# --------------------------------------------------------------------------------------
+# Rendering (raw HTML off: whatever a card says is shown as text, never run)
+# --------------------------------------------------------------------------------------
+
+_md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
+    ["table", "strikethrough"]
+)
+# Private-use characters survive markdown-it untouched and cannot be typed by accident.
+_REF_OPEN, _REF_CLOSE = "\ue000", "\ue001"
+_REF_TOKEN = re.compile(f"{_REF_OPEN}([0-9,]+){_REF_CLOSE}")
+
+
+def fact_url(fact_id: int) -> str:
+    """The fact's history page (built by the write-path issue); a filtered list until then."""
+    for name in ("fact_detail", "fact"):
+        try:
+            return reverse(name, args=[fact_id])
+        except NoReverseMatch:
+            continue
+    return f"/facts/{fact_id}/"
+
+
+def _strip_markers(text: str) -> str:
+    """Nobody types these, but a pasted one must not turn into a link."""
+    return text.replace(_REF_OPEN, "").replace(_REF_CLOSE, "")
+
+
+def _fact_links(match: re.Match) -> str:
+    ids = [int(i) for i in match[1].split(",") if i]
+    return str(
+        format_html(
+            '<span class="fact-refs">{}</span>',
+            format_html_join(" ", '<a href="{}">#{}</a>', ((fact_url(i), i) for i in ids)),
+        )
+    )
+
+
+def _render_generated(seg: Segment) -> str:
+    lines = []
+    for line in seg.text.splitlines():
+        line = _strip_markers(line)
+        if m := FACT_REFS.search(line):
+            line = line[: m.start()] + f" {_REF_OPEN}{m['ids'].replace(' ', '')}{_REF_CLOSE}"
+        lines.append(line)
+    html = _REF_TOKEN.sub(_fact_links, _md.render("\n".join(lines)))
+    label = _("Generated automatically")
+    if when := re.search(r"updated=(\S+)", seg.attrs):
+        label = _("Generated automatically (%(when)s)") % {"when": when[1].replace("T", " ")}
+    return str(
+        format_html(
+            '<section class="generated" data-generated="{}"><p class="generated-label">{} · {}'
+            "</p>{}</section>",
+            seg.name,
+            label,
+            _("edits inside this section are replaced at the next refresh"),
+            mark_safe(html),  # noqa: S308 - markdown-it output with raw HTML disabled
+        )
+    )
+
+
+def render(text: str) -> SafeString:
+    """Card Markdown as safe HTML: tables, lists, generated sections with links to facts."""
+    parts = []
+    for seg in segments(normalise(text)):
+        if seg.kind == "generated":
+            parts.append(_render_generated(seg))
+        else:
+            parts.append(_md.render(_strip_markers(seg.text)))
+    return mark_safe("".join(parts))  # noqa: S308 - markdown-it escapes all raw HTML

@@ -1,0 +1,273 @@
+"""Forms of the review desk, the facts pages and the activity log.
+
+Forms only parse what a browser sends; every rule about memory itself (lengths, ranges,
+choices, conflicts) lives in curator.writepath, whose errors the views put back in place.
+"""
+
+from datetime import datetime, time, timedelta
+
+from django import forms
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from curator.models import (
+    Actor,
+    EventType,
+    FactStatus,
+    FactType,
+    PendingReason,
+    Priority,
+    Scope,
+    Source,
+)
+
+ANY = _("any")
+
+
+def _any(choices, label=ANY):
+    return [("", label), *choices]
+
+
+def split_tags(text: str) -> list[str]:
+    """'a, b，c' -> ['a', 'b', 'c'] (commas of either width)."""
+    return [t.strip() for t in (text or "").replace("，", ",").split(",") if t.strip()]
+
+
+class DateTimeLocalInput(forms.DateTimeInput):
+    input_type = "datetime-local"
+
+    def __init__(self, **kwargs):
+        super().__init__(format="%Y-%m-%dT%H:%M", **kwargs)
+
+
+class DateInput(forms.DateInput):
+    input_type = "date"
+
+
+# --------------------------------------------------------------------------------------
+# Review
+# --------------------------------------------------------------------------------------
+
+
+class ReviewFilterForm(forms.Form):
+    SORTS = [("newest", _("newest first")), ("confidence", _("highest confidence"))]
+    type = forms.ChoiceField(label=_("Type"), choices=_any(FactType.choices), required=False)
+    scope = forms.ChoiceField(label=_("Scope"), choices=_any(Scope.choices), required=False)
+    source = forms.ChoiceField(label=_("Source"), choices=_any(Source.choices), required=False)
+    reason = forms.ChoiceField(label=_("Why"), choices=_any(PendingReason.choices), required=False)
+    sort = forms.ChoiceField(label=_("Sort"), choices=SORTS, required=False)
+
+
+def later_presets(now=None) -> dict[str, datetime]:
+    """The 'later' choices: in an hour, tomorrow morning, next Monday morning."""
+    now = timezone.localtime(now or timezone.now())
+    morning = time(9, 0)
+    tomorrow = timezone.make_aware(datetime.combine(now.date() + timedelta(days=1), morning))
+    monday = now.date() + timedelta(days=7 - now.weekday())
+    return {
+        "hour": now + timedelta(hours=1),
+        "tomorrow": tomorrow,
+        "week": timezone.make_aware(datetime.combine(monday, morning)),
+    }
+
+
+class LaterForm(forms.Form):
+    PRESETS = [
+        ("hour", _("in 1 hour")),
+        ("tomorrow", _("tomorrow")),
+        ("week", _("next week")),
+        ("date", _("on a date")),
+    ]
+    preset = forms.ChoiceField(label=_("Later"), choices=PRESETS, required=False)
+    until = forms.DateTimeField(
+        label=_("Until"),
+        required=False,
+        widget=DateTimeLocalInput(),
+        input_formats=["%Y-%m-%dT%H:%M"],
+    )
+
+    def clean(self):
+        data = super().clean()
+        preset = data.get("preset") or ("date" if data.get("until") else "")
+        if preset in ("hour", "tomorrow", "week"):
+            data["when"] = later_presets()[preset]
+        elif data.get("until"):
+            data["when"] = data["until"]
+        else:
+            raise forms.ValidationError(_("Choose when the item should come back."))
+        return data
+
+
+class CandidateForm(forms.Form):
+    """Edit-and-confirm: the candidate's fields as the person wants them stored."""
+
+    content = forms.CharField(label=_("Memory"), widget=forms.Textarea(attrs={"rows": 3}))
+    subject = forms.CharField(label=_("Subject"), required=False)
+    predicate = forms.CharField(label=_("Predicate"), required=False)
+    type = forms.ChoiceField(label=_("Type"), choices=FactType.choices)
+    scope = forms.ChoiceField(label=_("Scope"), choices=Scope.choices)
+    priority = forms.ChoiceField(
+        label=_("Retention"), choices=_any(Priority.choices, _("default")), required=False
+    )
+    importance = forms.FloatField(label=_("Importance"), min_value=0, max_value=1)
+    tags = forms.CharField(label=_("Tags"), required=False, help_text=_("Separated by commas."))
+
+    @classmethod
+    def for_item(cls, item, data=None):
+        c = item.candidate or {}
+        initial = {
+            "content": c.get("content", ""),
+            "subject": c.get("subject", ""),
+            "predicate": c.get("predicate", ""),
+            "type": c.get("type") or FactType.FACT,
+            "scope": c.get("scope") or Scope.USER,
+            "priority": c.get("priority") or "",
+            "importance": c.get("importance", 0.5),
+            "tags": ", ".join(c.get("tags") or []),
+        }
+        return cls(data, initial=initial, prefix=f"c{item.pk}")
+
+    def edits(self) -> dict:
+        """Only what the person changed, in the write path's terms."""
+        data = dict(self.cleaned_data)
+        data["tags"] = split_tags(data["tags"])
+        data["priority"] = data["priority"] or None
+        initial = dict(self.initial)
+        initial["tags"] = split_tags(initial.get("tags", ""))
+        initial["priority"] = initial.get("priority") or None
+        return {k: v for k, v in data.items() if initial.get(k) != v}
+
+
+class ReviewBulkForm(LaterForm):
+    ACTIONS = [("confirm", _("Confirm")), ("ignore", _("Ignore")), ("later", _("Later"))]
+    action = forms.ChoiceField(choices=ACTIONS)
+    ids = forms.TypedMultipleChoiceField(coerce=int, choices=[])
+
+    def __init__(self, *args, item_ids=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["ids"].choices = [(i, i) for i in item_ids]
+        self.fields["ids"].error_messages["required"] = _("Select at least one item.")
+
+    def clean(self):
+        if self.cleaned_data.get("action") != "later":
+            return self.cleaned_data
+        return super().clean()
+
+
+# --------------------------------------------------------------------------------------
+# Facts
+# --------------------------------------------------------------------------------------
+
+
+class FactFilterForm(forms.Form):
+    SORTS = [
+        ("updated", _("recently updated")),
+        ("importance", _("importance")),
+        ("confidence", _("confidence")),
+        ("recalled", _("times recalled")),
+    ]
+    VERIFIED = [("", _("any")), ("yes", _("verified")), ("no", _("inferred"))]
+    q = forms.CharField(label=_("Search"), required=False)
+    status = forms.ChoiceField(
+        label=_("Status"), choices=_any(FactStatus.choices, _("all")), required=False
+    )
+    scope = forms.ChoiceField(label=_("Scope"), choices=_any(Scope.choices), required=False)
+    type = forms.ChoiceField(label=_("Type"), choices=_any(FactType.choices), required=False)
+    verified = forms.ChoiceField(label=_("Verified"), choices=VERIFIED, required=False)
+    source = forms.ChoiceField(label=_("Source"), choices=_any(Source.choices), required=False)
+    priority = forms.ChoiceField(
+        label=_("Retention"), choices=_any(Priority.choices), required=False
+    )
+    tag = forms.CharField(label=_("Tag"), required=False)
+    created_from = forms.DateField(label=_("Created from"), required=False, widget=DateInput())
+    created_to = forms.DateField(label=_("Created to"), required=False, widget=DateInput())
+    updated_from = forms.DateField(label=_("Updated from"), required=False, widget=DateInput())
+    updated_to = forms.DateField(label=_("Updated to"), required=False, widget=DateInput())
+    sort = forms.ChoiceField(label=_("Sort"), choices=SORTS, required=False)
+
+
+class FactEditForm(forms.Form):
+    content = forms.CharField(label=_("Content"), widget=forms.Textarea(attrs={"rows": 3}))
+    subject = forms.CharField(label=_("Subject"), required=False)
+    predicate = forms.CharField(label=_("Predicate"), required=False)
+    type = forms.ChoiceField(label=_("Type"), choices=FactType.choices)
+    scope = forms.ChoiceField(label=_("Scope"), choices=Scope.choices)
+    importance = forms.FloatField(label=_("Importance"), min_value=0, max_value=1)
+    priority = forms.ChoiceField(label=_("Retention"), choices=Priority.choices)
+    expires_at = forms.DateTimeField(
+        label=_("Expires"),
+        required=False,
+        widget=DateTimeLocalInput(),
+        input_formats=["%Y-%m-%dT%H:%M"],
+        help_text=_("Leave as is to follow the retention; empty for never."),
+    )
+    tags = forms.CharField(label=_("Tags"), required=False, help_text=_("Separated by commas."))
+    expected_updated_at = forms.CharField(widget=forms.HiddenInput)
+
+    FIELDS = ("content", "subject", "predicate", "type", "scope", "importance", "priority")
+
+    @classmethod
+    def for_fact(cls, fact, data=None):
+        initial = {name: getattr(fact, name) for name in cls.FIELDS}
+        initial["tags"] = ", ".join(fact.tags or [])
+        initial["expires_at"] = (
+            timezone.localtime(fact.expires_at).replace(second=0, microsecond=0)
+            if fact.expires_at
+            else None
+        )
+        initial["expected_updated_at"] = fact.updated_at.isoformat()
+        return cls(data, initial=initial, prefix=f"f{fact.pk}")
+
+    def expected(self) -> datetime | None:
+        try:
+            return datetime.fromisoformat(self.cleaned_data["expected_updated_at"])
+        except (KeyError, ValueError):
+            return None
+
+    def changes(self) -> dict:
+        """What differs from the version the form was opened with."""
+        data = {name: self.cleaned_data[name] for name in self.FIELDS}
+        data["tags"] = split_tags(self.cleaned_data["tags"])
+        initial = {name: self.initial.get(name) for name in self.FIELDS}
+        initial["tags"] = split_tags(self.initial.get("tags", ""))
+        changed = {k: v for k, v in data.items() if initial.get(k) != v}
+        if self.cleaned_data.get("expires_at") != self.initial.get("expires_at"):
+            changed["expires_at"] = self.cleaned_data.get("expires_at")
+        return changed
+
+
+class FactBulkForm(forms.Form):
+    ACTIONS = [
+        ("archive", _("Archive")),
+        ("scope", _("Change scope")),
+        ("priority", _("Change retention")),
+        ("pin", _("Keep forever")),
+        ("restore", _("Restore")),
+    ]
+    action = forms.ChoiceField(label=_("With the selected facts"), choices=ACTIONS)
+    scope = forms.ChoiceField(label=_("Scope"), choices=Scope.choices, required=False)
+    priority = forms.ChoiceField(label=_("Retention"), choices=Priority.choices, required=False)
+    ids = forms.TypedMultipleChoiceField(coerce=int, choices=[])
+
+    def __init__(self, *args, fact_ids=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["ids"].choices = [(i, i) for i in fact_ids]
+        self.fields["ids"].error_messages["required"] = _("Select at least one fact.")
+
+    def value(self) -> str:
+        action = self.cleaned_data["action"]
+        return self.cleaned_data.get(action, "") if action in ("scope", "priority") else ""
+
+
+# --------------------------------------------------------------------------------------
+# Activity
+# --------------------------------------------------------------------------------------
+
+
+class ActivityFilterForm(forms.Form):
+    actor = forms.ChoiceField(label=_("Who"), choices=_any(Actor.choices), required=False)
+    type = forms.ChoiceField(label=_("Event"), choices=_any(EventType.choices), required=False)
+    fact = forms.IntegerField(label=_("Fact #"), required=False, min_value=1)
+    date_from = forms.DateField(label=_("From"), required=False, widget=DateInput())
+    date_to = forms.DateField(label=_("To"), required=False, widget=DateInput())
+    batch = forms.CharField(label=_("Batch"), required=False)

@@ -1,0 +1,350 @@
+"""Undo from the activity log: the inverse of an event is applied as a new `undo` event.
+
+History is never erased: the undone event stays, linked to the undo through `reverts`, and
+an undo can itself be undone (a redo). Each event's payload lists the `changes` it made
+(object, fields before, fields after); undo checks that every object still has the "after"
+values, restores the "before" values, and refuses, saying why, when a later change touched
+the same fields or when restoring would put two active facts on one subject + predicate.
+A batch (one bulk action, one job run) is undone whole or not at all.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils.dateparse import parse_datetime
+from django.utils.formats import date_format
+from django.utils.translation import gettext as _
+
+from curator.models import (
+    EventType,
+    Fact,
+    FactStatus,
+    MemoryEvent,
+    PendingItem,
+    PendingReason,
+    PendingStatus,
+)
+from curator.normalize import content_key
+from curator.writepath import (
+    OPEN,
+    Work,
+    WritePathError,
+    current_holder,
+    new_batch,
+    pending_snapshot,
+    snapshot,
+)
+
+NOT_UNDOABLE = frozenset(
+    {EventType.RETRIEVAL_FAIL, EventType.RETRY, EventType.DEAD_LETTER, EventType.PURGE}
+)
+MODELS = {"fact": Fact, "pending": PendingItem}
+DATETIME_FIELDS = {"expires_at", "cooldown_until"}
+
+
+class UndoRefused(WritePathError):
+    code = "undo_refused"
+
+
+# --------------------------------------------------------------------------------------
+# Reading an event's changes (events written before `changes` existed are translated)
+# --------------------------------------------------------------------------------------
+
+
+def changes_of(event: MemoryEvent) -> list[dict[str, Any]]:
+    payload = event.payload or {}
+    if "changes" in payload:
+        return payload["changes"]
+    return _legacy_changes(event, payload)
+
+
+def _legacy_changes(event: MemoryEvent, payload: dict) -> list[dict[str, Any]]:
+    """Demo and early events carry only before / after snapshots."""
+    if event.event_type == EventType.WRITE and event.fact_id:
+        change = {"kind": "fact", "id": event.fact_id, "before": None}
+        return [{**change, "after": {"status": FactStatus.ACTIVE}}]
+    if event.event_type == EventType.PENDING and event.pending_id:
+        change = {"kind": "pending", "id": event.pending_id, "before": None}
+        return [{**change, "after": {"status": PendingStatus.PENDING}}]
+    before, after = payload.get("before"), payload.get("after")
+    if not (isinstance(before, dict) and isinstance(after, dict)):
+        return []
+    if before.get("id") and after.get("id") and before["id"] != after["id"]:
+        # a supersede recorded as old snapshot -> new snapshot: the old one stepped back
+        old = {"status": before.get("status", FactStatus.ACTIVE)}
+        return [
+            {"kind": "fact", "id": before["id"], "before": old, "after": {"status": "superseded"}}
+        ]
+    fact_id = before.get("id") or after.get("id") or event.fact_id
+    keys = [k for k in after if k != "id" and before.get(k) != after[k]]
+    if not (fact_id and keys):
+        return []
+    return [
+        {
+            "kind": "fact",
+            "id": fact_id,
+            "before": {k: before.get(k) for k in keys},
+            "after": {k: after[k] for k in keys},
+        }
+    ]
+
+
+# --------------------------------------------------------------------------------------
+# Checks
+# --------------------------------------------------------------------------------------
+
+
+def _static_blocker(event: MemoryEvent) -> str | None:
+    if event.event_type in NOT_UNDOABLE:
+        return _("This kind of event cannot be undone.")
+    undone = event.reverted_by.order_by("pk").first()
+    if undone is not None:
+        return _("Already undone (event #%(id)s).") % {"id": undone.pk}
+    if event.event_type == EventType.DROP:
+        candidate = (event.payload or {}).get("candidate") or {}
+        return None if candidate.get("content") else _("Nothing was kept that could come back.")
+    if not changes_of(event):
+        return _("This event changed nothing that could be restored.")
+    return None
+
+
+def _current(kind: str, obj) -> dict[str, Any]:
+    return snapshot(obj) if kind == "fact" else pending_snapshot(obj)
+
+
+def _load(change: dict):
+    model = MODELS.get(change.get("kind"))
+    return model.objects.filter(pk=change.get("id")).first() if model else None
+
+
+def _later_event(event: MemoryEvent, kind: str, obj_id: int) -> MemoryEvent | None:
+    after = Q(created_at__gt=event.created_at) | Q(created_at=event.created_at, pk__gt=event.pk)
+    if kind == "fact":
+        touches = Q(fact_id=obj_id) | Q(fact__supersedes_id=obj_id)
+    else:
+        touches = Q(pending_id=obj_id)
+    return (
+        MemoryEvent.objects.filter(after & touches)
+        .exclude(pk=event.pk)
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+
+
+def _mismatch(event: MemoryEvent, change: dict, obj) -> str | None:
+    """Why the object no longer has the state this event left (None if it still has)."""
+    kind, label = change["kind"], _object_label(change)
+    if obj is None:
+        return _("%(what)s no longer exists (it was purged).") % {"what": label}
+    current = _current(kind, obj)
+    if all(current.get(k) == v for k, v in (change.get("after") or {}).items()):
+        return None
+    later = _later_event(event, kind, obj.pk)
+    if later is None:
+        return _("%(what)s no longer looks the way this event left it.") % {"what": label}
+    return _(
+        "%(what)s was changed afterwards (%(event)s by %(actor)s, %(when)s, event #%(id)s); "
+        "undo that change first."
+    ) % {
+        "what": label,
+        "event": later.get_event_type_display(),
+        "actor": later.get_actor_display(),
+        "when": date_format(later.created_at, "SHORT_DATETIME_FORMAT"),
+        "id": later.pk,
+    }
+
+
+def _object_label(change: dict) -> str:
+    if change.get("kind") == "fact":
+        return _("Fact #%(id)s") % {"id": change.get("id")}
+    return _("Review item #%(id)s") % {"id": change.get("id")}
+
+
+def _restored_values(change: dict) -> dict[str, Any]:
+    if change.get("before") is None:
+        return {"status": FactStatus.REJECTED}  # a creation is withdrawn, not erased
+    return dict(change["before"])
+
+
+def _would_collide(changes: list[dict]) -> str | None:
+    """Restoring must not leave two active facts on one subject + predicate."""
+    moving = {c["id"] for c in changes if c.get("kind") == "fact"}
+    for change in changes:
+        if change.get("kind") != "fact" or _restored_values(change).get("status") != "active":
+            continue
+        fact = Fact.objects.filter(pk=change["id"]).first()
+        if fact is None:
+            continue
+        subject = _restored_values(change).get("subject", fact.subject)
+        predicate = _restored_values(change).get("predicate", fact.predicate)
+        other = current_holder(fact.owner, subject, predicate, exclude=moving)
+        if other is not None:
+            return _(
+                "Fact #%(id)s would be active again, but fact #%(other)s now holds the same "
+                "subject and predicate; archive or undo that one first."
+            ) % {"id": fact.pk, "other": other.pk}
+    return None
+
+
+def undo_blocker(event: MemoryEvent) -> str | None:
+    """Why this event cannot be undone right now, or None (read-only; for the pages)."""
+    if why := _static_blocker(event):
+        return why
+    if event.event_type == EventType.DROP:
+        return _drop_blocker(event)
+    changes = changes_of(event)
+    for change in changes:
+        if why := _mismatch(event, change, _load(change)):
+            return why
+    return _would_collide(changes)
+
+
+def _drop_blocker(event: MemoryEvent) -> str | None:
+    candidate = event.payload.get("candidate") or {}
+    key = content_key(candidate.get("content") or "")
+    waiting = PendingItem.objects.filter(
+        owner=event.owner, status__in=OPEN, candidate__content_key=key
+    ).first()
+    if waiting is not None:
+        return _("It is already waiting in the review queue (item #%(id)s).") % {"id": waiting.pk}
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# Applying
+# --------------------------------------------------------------------------------------
+
+
+def _assign(obj, name: str, value: Any) -> None:
+    if name in DATETIME_FIELDS and isinstance(value, str):
+        value = parse_datetime(value)
+    if name == "resulting_fact":
+        obj.resulting_fact_id = value
+        return
+    setattr(obj, name, value)
+
+
+def undo_event(event_id: int, *, actor: str = "person", batch: str = "") -> MemoryEvent:
+    """Apply the inverse of one event as a new event; raises UndoRefused with the reason."""
+    with transaction.atomic():
+        event = MemoryEvent.objects.select_related("owner", "fact").get(pk=event_id)
+        if why := _static_blocker(event):
+            raise UndoRefused(why)
+        if event.event_type == EventType.DROP:
+            return _undo_drop(event, actor, batch)
+        work = Work(event.owner, actor, batch=batch)
+        main_before = snapshot(event.fact) if event.fact else None
+        changes = changes_of(event)
+        for change in reversed(changes):
+            obj = _load(change)
+            if why := _mismatch(event, change, obj):
+                raise UndoRefused(why)
+            before = _current(change["kind"], obj)
+            for name, value in _restored_values(change).items():
+                _assign(obj, name, value)
+            if change["kind"] == "pending" and obj.status != PendingStatus.SNOOZED:
+                obj.cooldown_until = None
+            obj.save()
+            getattr(work, change["kind"])(obj, before)
+        if why := _would_collide(changes):
+            raise UndoRefused(why)  # rolls the restored rows back with it
+        main = Fact.objects.filter(pk=event.fact_id).first() if event.fact_id else None
+        return work.event(
+            EventType.UNDO,
+            fact=main,
+            pending=event.pending,
+            reverts=event,
+            undoes=event.pk,
+            undone_type=event.event_type,
+            before=main_before,
+            after=snapshot(main) if main else None,
+        )
+
+
+def _undo_drop(event: MemoryEvent, actor: str, batch: str) -> MemoryEvent:
+    """A dropped candidate comes back as a review item: the person decides after all."""
+    if why := _drop_blocker(event):
+        raise UndoRefused(why)
+    candidate = dict(event.payload["candidate"])
+    candidate.setdefault("content_key", content_key(candidate["content"]))
+    target = None
+    if candidate.get("operation") == "DELETE":
+        target = Fact.objects.filter(pk=candidate.get("fact_id"), status="active").first()
+        if target is None:
+            raise UndoRefused(_("The fact it suggested removing is no longer active."))
+    item = PendingItem.objects.create(
+        owner=event.owner,
+        candidate=candidate,
+        confidence=float(event.payload.get("confidence") or candidate.get("confidence") or 0),
+        reason=PendingReason.DELETION if target else PendingReason.LOW_CONFIDENCE,
+        conflicts_with=target,
+        source_turn_id=_existing_turn(candidate.get("source_turn_id")),
+    )
+    work = Work(event.owner, actor, batch=batch)
+    work.pending(item, None)
+    return work.event(
+        EventType.UNDO,
+        fact=target,
+        pending=item,
+        reverts=event,
+        undoes=event.pk,
+        undone_type=event.event_type,
+    )
+
+
+def _existing_turn(turn_id) -> int | None:
+    from curator.models import ConversationTurn
+
+    if turn_id and ConversationTurn.objects.filter(pk=turn_id).exists():
+        return turn_id
+    return None
+
+
+# --------------------------------------------------------------------------------------
+# Batches
+# --------------------------------------------------------------------------------------
+
+
+def batch_events(key: str):
+    """The events of one bulk action or one job run that undo would reverse, newest first."""
+    if not key:
+        return MemoryEvent.objects.none()
+    return (
+        MemoryEvent.objects.filter(Q(batch=key) | Q(job_run=key))
+        .exclude(event_type__in=[*NOT_UNDOABLE, EventType.DROP])
+        .order_by("-created_at", "-pk")
+    )
+
+
+def batch_summary(key: str) -> dict[str, Any]:
+    events = list(batch_events(key).prefetch_related("reverted_by"))
+    open_events = [e for e in events if not e.reverted_by.all()]
+    first = events[-1].created_at if events else None
+    return {"key": key, "total": len(events), "open": len(open_events), "at": first}
+
+
+def undo_batch(key: str, *, actor: str = "person") -> list[MemoryEvent]:
+    """Undo every event of a batch, newest first, in one transaction: all or nothing."""
+    with transaction.atomic():
+        events = [e for e in batch_events(key) if not e.reverted_by.exists()]
+        if not events:
+            raise UndoRefused(_("Nothing in this batch is left to undo."))
+        redo_batch = new_batch("undo")
+        done = []
+        for event in events:
+            try:
+                done.append(undo_event(event.pk, actor=actor, batch=redo_batch))
+            except UndoRefused as exc:
+                raise UndoRefused(
+                    _("Event #%(id)s: %(why)s") % {"id": event.pk, "why": exc}
+                ) from exc
+        return done
+
+
+def undone_at(event: MemoryEvent) -> datetime | None:
+    undo = event.reverted_by.order_by("pk").first()
+    return undo.created_at if undo else None

@@ -1,0 +1,386 @@
+"""The offline rules extractor: explicit first-person statements in Chinese and English.
+
+Pure functions (no Django), so the nightly job, the tests and the benchmark call it cheaply.
+It only catches what a person says outright about themselves or how the assistant must
+behave ("我叫李雷", "I prefer pytest", "以后回答用中文", "never force-push"); everything
+subtle is the LLM extractor's job. Confidence says how explicit the statement was:
+"记住 / remember" and names are near-certain, hedged or one-off statements land below the
+write threshold so a person reviews them.
+
+Subjects and predicates are stable keys so a later statement supersedes an earlier one in
+the write path: the subject is the person (their display name, else "user"); predicates are
+language-neutral ("name", "location", "preference: 拉面"), so "我住在北京" and a later
+"I live in Hangzhou" are one history. Rules and free "remember" notes carry no subject and
+predicate: the rules extractor cannot know which rule a new one replaces.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+PERMANENT, DAY = "permanent", "24h"
+
+
+@dataclass(frozen=True)
+class RuleCandidate:
+    type: str
+    subject: str
+    predicate: str
+    content: str
+    confidence: float
+    importance: float
+    duration: str | None
+    pattern: str  # which rule matched: shown in the review queue as the reason
+
+
+# --------------------------------------------------------------------------------------
+# Clauses
+# --------------------------------------------------------------------------------------
+
+_ZH_SPLIT = re.compile(r"([。！？!?；;\n，,]+)")
+_EN_SPLIT = re.compile(r"([.!?;\n]+(?:\s+|$)|,\s+but\s+|\s+but\s+)", re.I)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_ZH_QUESTION = re.compile(r"(吗|么|呢|要不要|是不是|能不能|可不可以|会不会|有没有|什么|怎么|为什么|哪)")
+_ZH_CONDITIONAL = re.compile(r"^(如果|假如|要是|假设|万一|即使|就算|如果说)")
+_EN_QUESTION = re.compile(
+    r"^(do|does|did|can|could|would|will|should|is|are|was|were|what|why|how|when|where|who)\b",
+    re.I,
+)
+_EN_CONDITIONAL = re.compile(r"^(if|suppose|unless|when|whenever|even if|imagine)\b", re.I)
+_ZH_HEDGE = re.compile(r"(可能|也许|好像|大概|或许|似乎|应该是|有点|说不定)")
+_EN_HEDGE = re.compile(r"\b(maybe|probably|perhaps|kind of|sort of|i think|i guess|might)\b", re.I)
+HEDGE_PENALTY = 0.15
+
+
+@dataclass
+class Clause:
+    text: str
+    question: bool
+    lang: str
+
+
+def is_chinese(text: str) -> bool:
+    cjk = len(_CJK.findall(text))
+    return cjk > 0 and cjk * 3 >= len(re.sub(r"\s", "", text))
+
+
+def clauses(text: str) -> list[Clause]:
+    """Split into clauses, remembering which ended with a question mark."""
+    lang = "zh" if is_chinese(text) else "en"
+    parts = (_ZH_SPLIT if lang == "zh" else _EN_SPLIT).split(text or "")
+    out = []
+    for body, sep in zip(parts[::2], [*parts[1::2], ""], strict=True):
+        body = body.strip().strip("\"'“”‘’「」『』()（）*-_ ")
+        if body:
+            out.append(Clause(body, "?" in sep or "？" in sep, "zh" if is_chinese(body) else "en"))
+    return out
+
+
+def _skip(clause: Clause) -> bool:
+    """Questions and hypotheticals state nothing about the person."""
+    text = clause.text
+    if clause.question:
+        return True
+    if clause.lang == "zh":
+        return bool(_ZH_CONDITIONAL.match(text) or re.search(r"(吗|呢)$", text))
+    return bool(_EN_QUESTION.match(text) or _EN_CONDITIONAL.match(text))
+
+
+# --------------------------------------------------------------------------------------
+# Objects: what follows "我喜欢 / I like"
+# --------------------------------------------------------------------------------------
+
+_ZH_TAIL = re.compile(r"(?:就行|就好|就可以|就成|[了啊呀吧哦哈啦嘛的呐])+$")
+_ZH_DEICTIC = re.compile(r"^(这|那|它|你|他|她|谁|什么|啥|哪|怎么|吗)")
+_EN_DEICTIC = re.compile(
+    r"^(it|this|that|these|those|you|him|her|them|what|which|how|so|too|to think|when)\b", re.I
+)
+_EN_TAIL = re.compile(r"\s+(too|as well|a lot|very much|so much|now|these days)$", re.I)
+MAX_OBJECT = 40
+
+
+def _zh_object(raw: str) -> str:
+    value = _ZH_TAIL.sub("", raw.strip()).strip("“”\"'「」 ")
+    if not value or len(value) > MAX_OBJECT or _ZH_DEICTIC.match(value):
+        return ""
+    return value
+
+
+def _en_object(raw: str) -> str:
+    value = re.split(r"\s+(?:and then|because|since|so that|when)\s+", raw.strip(), maxsplit=1)[0]
+    value = _EN_TAIL.sub("", value).strip(" \"'“”")
+    if not value or len(value) > MAX_OBJECT or _EN_DEICTIC.match(value):
+        return ""
+    return value
+
+
+def _key(value: str) -> str:
+    return " ".join(value.lower().split())
+
+
+# --------------------------------------------------------------------------------------
+# Patterns. Each returns candidates for one clause.
+# --------------------------------------------------------------------------------------
+
+_ZH_NAME = re.compile(r"(?:我叫|我的名字(?:是|叫))(?P<x>[\u4e00-\u9fffA-Za-z·][\u4e00-\u9fffA-Za-z· ]{0,19})")
+_ZH_ADDRESS = re.compile(r"(?:^|请|你可以|以后)叫我(?P<x>[\u4e00-\u9fffA-Za-z·][\u4e00-\u9fffA-Za-z· ]{0,9})")
+_ZH_PLACE = re.compile(r"我(?:现在)?(?P<verb>住在|来自|生活在|在)(?P<x>[^，。]{1,20}?)(?P<tail>工作|上班|生活)?$")
+_ZH_IAM = re.compile(r"^我(?:是|是一名|是一个|是个|是一位)(?P<x>.{1,20})$")
+_ZH_IAM_STOP = re.compile(
+    r"^(说|不是|在|想|要|觉得|真|有点|不|很|太|没|因为|为了|这么|那么|怎么|谁|什么|否|来|去|对|"
+    r"从|把|被|第|刚|已经|还|也|都|就|会|能|的|问|指|这样|那样|认真|开玩笑)"
+)
+_ZH_DISLIKE = re.compile(r"我(?P<h>可能|也许|好像|大概|或许)?(?P<adv>(?:真的|特别|非常|很|最|比较|有点)?)(?P<verb>不喜欢|讨厌|不爱|受不了|反感|烦)(?P<x>.+)$")
+_ZH_LIKE = re.compile(
+    r"我(?P<h>可能|也许|好像|大概|或许)?(?P<adv>(?:真的|特别|非常|很|最|更|比较|一直|还是)?)(?<!不)(?P<verb>喜欢|爱用|偏好|偏爱|习惯用|爱)(?P<x>.+)$"
+)
+_ZH_MY = re.compile(r"我的(?P<k>[\u4e00-\u9fffA-Za-z ]{1,10}?)(?:是|叫|在)(?P<x>.{1,40})$")
+_ZH_MY_STOP = re.compile(r"^(意思|问题|想法|看法|建议|理解|猜测|错|天|妈|乖)")
+_ZH_REMEMBER = re.compile(r"^(?:请|你要|你)?(?:记住|记得|别忘了|不要忘了|不要忘记)[：:，, ]*(?P<x>.*)$")
+_ZH_RULE_FROM_NOW = re.compile(r"^(?:请|你)?(?:以后|今后|从现在起|从现在开始|从今以后|往后)[，, ]*(?P<x>.+)$")
+_ZH_FORBID = re.compile(r"^(?:请|你)?(?:禁止|严禁|不准|不许)(?P<x>.+)$")
+_ZH_NEVER_AGAIN = re.compile(r"^(?:请|你)?(?:千万)?(?:别再|不要再|再也不要|永远不要|永远别|绝对不要|任何时候都不要)(?P<x>.+)$")
+_ZH_DONT = re.compile(r"^(?:请|你)?(?:千万|也)?(?:不要|别|不用)(?P<x>.+)$")
+_ZH_ALWAYS = re.compile(r"^(?:请|你)?(?:总是|永远|每次都|一律|务必|一定要)(?P<x>.+)$")
+
+_NAME_WORDS = r"[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,3}"  # case-sensitive on purpose
+_EN_NAME = re.compile(rf"\b(?i:my name is|my name's|i am called|i'm called)\s+(?P<x>{_NAME_WORDS})")
+_EN_ADDRESS = re.compile(rf"(?:^|\b(?i:please)\s+)(?i:call me)\s+(?P<x>{_NAME_WORDS})")
+_EN_JOB = re.compile(r"\b(?:i am|i'm|i work as)\s+(?:a|an)\s+(?P<x>[\w' -]{2,40})$", re.I)
+_EN_JOB_STOP = re.compile(r"\b(bit|little|lot|fan|big fan|huge fan|kind|sort|sucker)\b|ing$", re.I)
+_EN_LIVE = re.compile(r"\bi (?:now |currently )?(?P<verb>live in|am based in|'m based in|am from|'m from|come from)\s+(?P<x>[^,;]{2,40})$", re.I)
+_EN_IM_FROM = re.compile(r"\bi'm (?P<verb>from|based in)\s+(?P<x>[^,;]{2,40})$", re.I)
+_EN_DISLIKE = re.compile(
+    r"\bi\s+(?P<adv>really\s+|truly\s+|absolutely\s+)?(?P<verb>don't like|do not like|dislike|hate|can't stand|cannot stand|detest)\s+(?P<x>.+)$",
+    re.I,
+)
+_EN_LIKE = re.compile(
+    r"\bi\s+(?P<adv>really\s+|definitely\s+|always\s+|much\s+|strongly\s+)?(?P<verb>prefer|like|love|enjoy)\s+(?P<x>.+)$",
+    re.I,
+)
+_EN_HABIT = re.compile(r"\bi\s+(?P<verb>always|usually|never)\s+(?P<x>(?:use|write|work|code|run|deploy|test|drink|eat)\b.+)$", re.I)
+_EN_MY = re.compile(r"\bmy\s+(?P<k>[a-z][\w -]{0,30}?)\s+(?:is|are)\s+(?P<x>.{1,40})$", re.I)
+_EN_MY_STOP = re.compile(r"^(point|question|problem|guess|bad|mistake|pleasure|fault|turn|concern|issue|idea|thought|plan|goal|understanding)$", re.I)
+_EN_REMEMBER = re.compile(r"^(?:please\s+)?(?:remember|don't forget|do not forget|note|keep in mind)(?:\s+that)?[:,]?\s*(?P<x>.*)$", re.I)
+_EN_FROM_NOW = re.compile(r"^(?:please\s+)?(?:from now on|going forward|in the future|from here on)[:,]?\s*(?P<x>.+)$", re.I)
+_EN_NEVER = re.compile(r"^(?:please\s+)?(?:you\s+(?:must|should)\s+)?(?:never|don't ever|do not ever|never ever)\s+(?P<x>.+)$", re.I)
+_EN_ALWAYS = re.compile(r"^(?:please\s+)?(?:you\s+(?:must|should)\s+)?always\s+(?P<x>.+)$", re.I)
+_EN_DONT = re.compile(r"^(?:please\s+)?(?:don't|do not)\s+(?P<x>.+)$", re.I)
+
+_ZH_PLACE_KEYS = {"住在": "location", "生活在": "location", "来自": "hometown", "在": "workplace"}
+_EN_PLACE_KEYS = {"live in": "location", "am based in": "location", "'m based in": "location",
+                  "based in": "location", "am from": "hometown", "'m from": "hometown",
+                  "from": "hometown", "come from": "hometown"}  # fmt: skip
+_ZH_IDENTITY_KEYS = {"名字": "name", "生日": "birthday", "职业": "occupation", "工作": "occupation",
+                     "年龄": "age", "邮箱": "email", "电话": "phone", "家乡": "hometown"}  # fmt: skip
+_EN_IDENTITY_KEYS = {"name": "name", "birthday": "birthday", "job": "occupation",
+                     "occupation": "occupation", "age": "age", "email": "email",
+                     "hometown": "hometown"}  # fmt: skip
+
+
+class _Ctx:
+    """Who the statements are about, in both languages."""
+
+    def __init__(self, name: str):
+        self.subject = name or "user"
+        self.zh = name or "用户"
+        self.en = name or "The user"
+        self.en_poss = f"{name}'s" if name else "The user's"
+
+
+def _c(kind, subject, predicate, content, conf, imp, duration, pattern) -> RuleCandidate:
+    return RuleCandidate(kind, subject, predicate, content, round(conf, 2), imp, duration, pattern)
+
+
+def _zh(clause: str, who: _Ctx) -> list[RuleCandidate]:
+    found: list[RuleCandidate] = []
+    s = who.subject
+    if m := _ZH_NAME.search(clause):
+        if x := _zh_object(m["x"]):
+            found.append(_c("identity", s, "name", f"{who.zh}的名字是{x}", 0.95, 0.9, PERMANENT, "zh:name"))
+    if m := _ZH_ADDRESS.search(clause):
+        if x := _zh_object(m["x"]):
+            found.append(_c("identity", s, "address as", f"{who.zh}希望被称呼为“{x}”", 0.92, 0.9, PERMANENT, "zh:address"))
+    if m := _ZH_PLACE.search(clause):
+        if (x := _zh_object(m["x"])) and (m["verb"] != "在" or m["tail"]):
+            key = _ZH_PLACE_KEYS[m["verb"]]
+            found.append(_c("fact", s, key, f"{who.zh}{m['verb']}{x}{m['tail'] or ''}", 0.9, 0.7, PERMANENT, "zh:place"))
+    if (m := _ZH_IAM.search(clause)) and not _ZH_IAM_STOP.match(m["x"]) and not found:
+        if x := _zh_object(m["x"]):
+            found.append(_c("identity", s, "identity", f"{who.zh}是{x}", 0.8, 0.8, PERMANENT, "zh:i-am"))
+    if m := _ZH_DISLIKE.search(clause):
+        if x := _zh_object(m["x"]):
+            conf = 0.88 if m["verb"] in ("讨厌", "受不了", "反感") else 0.85
+            found.append(_c("preference", s, f"preference: {_key(x)}", f"{who.zh}{m['h'] or ''}{m['adv']}{m['verb']}{x}", conf, 0.7, PERMANENT, "zh:dislike"))
+    elif m := _ZH_LIKE.search(clause):
+        if x := _zh_object(m["x"]):
+            conf = 0.9 if m["adv"] in ("最", "更", "一直", "还是") or m["verb"] in ("偏好", "偏爱") else 0.85
+            conf -= 0.1 if m["adv"] == "比较" else 0
+            found.append(_c("preference", s, f"preference: {_key(x)}", f"{who.zh}{m['h'] or ''}{m['adv']}{m['verb']}{x}", conf, 0.7, PERMANENT, "zh:like"))
+    if (m := _ZH_MY.search(clause)) and not _ZH_MY_STOP.match(m["k"]) and not found:
+        if x := _zh_object(m["x"]):
+            k = m["k"].strip()
+            key = _ZH_IDENTITY_KEYS.get(k, k)
+            kind = "identity" if k in _ZH_IDENTITY_KEYS else "fact"
+            found.append(_c(kind, s, key, f"{who.zh}的{k}是{x}", 0.9, 0.7, PERMANENT, "zh:my-x-is"))
+    return found or _zh_rules(clause)
+
+
+def _zh_rules(clause: str) -> list[RuleCandidate]:
+    if m := _ZH_FORBID.match(clause):
+        if _zh_object(m["x"]):
+            return [_c("rule", "", "", clause, 0.92, 0.8, PERMANENT, "zh:forbid")]
+    if m := _ZH_NEVER_AGAIN.match(clause):
+        if _zh_object(m["x"]):
+            return [_c("rule", "", "", clause, 0.88, 0.8, PERMANENT, "zh:never-again")]
+    if m := _ZH_RULE_FROM_NOW.match(clause):
+        if _zh_object(m["x"]):
+            return [_c("rule", "", "", clause, 0.88, 0.8, PERMANENT, "zh:from-now-on")]
+    if m := _ZH_ALWAYS.match(clause):
+        if _zh_object(m["x"]):
+            return [_c("rule", "", "", clause, 0.85, 0.75, PERMANENT, "zh:always")]
+    if m := _ZH_DONT.match(clause):
+        if _zh_object(m["x"]):
+            # A bare "不要 X" is usually about the task at hand (seed 001: task rules, 24h).
+            return [_c("rule", "", "", clause, 0.7, 0.6, DAY, "zh:dont")]
+    return []
+
+
+def _en(clause: str, who: _Ctx) -> list[RuleCandidate]:
+    found: list[RuleCandidate] = []
+    s = who.subject
+    if m := _EN_NAME.search(clause):
+        found.append(_c("identity", s, "name", f"{who.en_poss} name is {m['x'].strip()}", 0.95, 0.9, PERMANENT, "en:name"))
+    if m := _EN_ADDRESS.search(clause):
+        found.append(_c("identity", s, "address as", f"{who.en} wants to be called “{m['x'].strip()}”", 0.92, 0.9, PERMANENT, "en:address"))
+    if (m := _EN_LIVE.search(clause) or _EN_IM_FROM.search(clause)) and (x := _en_object(m["x"])):
+        key = _EN_PLACE_KEYS.get(m["verb"].lower(), "location")
+        verb = "lives in" if key == "location" else "is from"
+        found.append(_c("fact", s, key, f"{who.en} {verb} {x}", 0.9, 0.7, PERMANENT, "en:place"))
+    if (m := _EN_JOB.search(clause)) and not _EN_JOB_STOP.search(m["x"]) and not found:
+        if x := _en_object(m["x"]):
+            article = "an" if x[:1].lower() in "aeiou" else "a"
+            found.append(_c("identity", s, "identity", f"{who.en} is {article} {x}", 0.8, 0.8, PERMANENT, "en:i-am"))
+    if m := _EN_DISLIKE.search(clause):
+        if x := _en_object(m["x"]):
+            verb = m["verb"].lower()
+            conf = 0.88 if verb in ("hate", "can't stand", "cannot stand", "detest") else 0.85
+            said = {"don't like": "does not like", "do not like": "does not like", "hate": "hates",
+                    "dislike": "dislikes", "detest": "detests"}.get(verb, "cannot stand")  # fmt: skip
+            found.append(_c("preference", s, f"preference: {_key(x)}", f"{who.en} {said} {x}", conf, 0.7, PERMANENT, "en:dislike"))
+    elif (m := _EN_LIKE.search(clause)) and not re.search(r"\bi\s+(?:would|'d)\s+like\b", clause, re.I):
+        x = _en_object(re.sub(r"^to\s+", "", m["x"])) if m["verb"].lower() == "prefer" else _en_object(m["x"])
+        if x:
+            verb = m["verb"].lower()
+            conf = 0.9 if verb == "prefer" or (m["adv"] or "").strip() else 0.85
+            said = {"prefer": "prefers", "like": "likes", "love": "loves", "enjoy": "enjoys"}[verb]
+            found.append(_c("preference", s, f"preference: {_key(x)}", f"{who.en} {said} {x}", conf, 0.7, PERMANENT, "en:like"))
+    if (m := _EN_HABIT.search(clause)) and not found:
+        x = _en_object(m["x"])
+        if x:
+            found.append(_c("preference", s, f"habit: {_key(x)}", f"{who.en_poss} habit: {m['verb'].lower()} {x}", 0.8, 0.6, PERMANENT, "en:habit"))
+    if (m := _EN_MY.search(clause)) and not _EN_MY_STOP.match(m["k"].strip()) and not found:
+        if x := _en_object(m["x"]):
+            k = m["k"].strip().lower()
+            kind = "identity" if k in _EN_IDENTITY_KEYS else "fact"
+            found.append(_c(kind, s, _EN_IDENTITY_KEYS.get(k, k), f"{who.en_poss} {k} is {x}", 0.9, 0.7, PERMANENT, "en:my-x-is"))
+    return found or _en_rules(clause)
+
+
+def _en_rules(clause: str) -> list[RuleCandidate]:
+    if m := _EN_FROM_NOW.match(clause):
+        if _en_object(m["x"]) or len(m["x"]) > 3:
+            return [_c("rule", "", "", clause, 0.9, 0.8, PERMANENT, "en:from-now-on")]
+    if m := _EN_NEVER.match(clause):
+        if len(m["x"].split()) >= 1:
+            return [_c("rule", "", "", clause, 0.88, 0.8, PERMANENT, "en:never")]
+    if m := _EN_ALWAYS.match(clause):
+        if len(m["x"].split()) >= 1:
+            return [_c("rule", "", "", clause, 0.88, 0.8, PERMANENT, "en:always")]
+    if m := _EN_DONT.match(clause):
+        if len(m["x"].split()) >= 1 and not _EN_DEICTIC.match(m["x"]):
+            return [_c("rule", "", "", clause, 0.7, 0.6, DAY, "en:dont")]
+    return []
+
+
+# --------------------------------------------------------------------------------------
+# Entry point
+# --------------------------------------------------------------------------------------
+
+REMEMBER_FLOOR = 0.92  # "记住 / remember" is the most explicit a person can be
+
+
+def _remember(clause: Clause) -> str | None:
+    """The rest of a "记住 X / remember X" clause ('' for a bare "remember"), else None."""
+    m = (_ZH_REMEMBER if clause.lang == "zh" else _EN_REMEMBER).match(clause.text)
+    return None if m is None else m["x"].strip()
+
+
+def _one(clause: Clause, who: _Ctx) -> list[RuleCandidate]:
+    if _skip(clause):
+        return []
+    found = (_zh if clause.lang == "zh" else _en)(clause.text, who)
+    hedge = _ZH_HEDGE if clause.lang == "zh" else _EN_HEDGE
+    if hedge.search(clause.text):
+        found = [replace(c, confidence=round(c.confidence - HEDGE_PENALTY, 2)) for c in found]
+    return found
+
+
+def _explicit(found: list[RuleCandidate]) -> list[RuleCandidate]:
+    return [
+        replace(c, confidence=max(c.confidence, REMEMBER_FLOOR), duration=PERMANENT,
+                importance=min(1.0, c.importance + 0.1))  # fmt: skip
+        for c in found
+    ]
+
+
+_BARE_PREFIX = re.compile(
+    r"^(?:请|你)?(?:以后|今后|从现在起|从现在开始|从今以后|往后|from now on|going forward|in the future)$",
+    re.I,
+)
+
+
+def _joined(parts: list[Clause]) -> list[Clause]:
+    """"以后，回答用中文" / "From now on, answer in English" are one statement."""
+    out: list[Clause] = []
+    for clause in parts:
+        if out and _BARE_PREFIX.match(out[-1].text):
+            sep = "，" if clause.lang == "zh" else ", "
+            out[-1] = Clause(out[-1].text + sep + clause.text, clause.question, clause.lang)
+        else:
+            out.append(clause)
+    return out
+
+
+def extract(text: str, name: str = "") -> list[RuleCandidate]:
+    """Candidates stated in `text` (one user turn); `name` is the person's display name."""
+    who = _Ctx(name.strip())
+    found: list[RuleCandidate] = []
+    carry = False  # a bare "记住：" / "remember:" applies to the clause after it
+    for clause in _joined(clauses(text)):
+        rest = _remember(clause)
+        if rest == "":
+            carry = True
+            continue
+        if rest is not None:
+            inner = _one(Clause(rest, clause.question, clause.lang), who)
+            if not inner and not _skip(clause):
+                content = rest if clause.lang == "en" else rest
+                inner = [_c("fact", "", "", content, REMEMBER_FLOOR, 0.7, PERMANENT, f"{clause.lang}:remember")]
+            found += _explicit(inner)
+        else:
+            one = _one(clause, who)
+            found += _explicit(one) if carry else one
+        carry = False
+    return _unique(found)
+
+
+def _unique(found: list[RuleCandidate]) -> list[RuleCandidate]:
+    seen, out = set(), []
+    for c in found:
+        key = (c.subject, c.predicate, c.content)
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out

@@ -1,0 +1,200 @@
+"""Rebuilding and checking the search indexes (what `manage.py reindex` and its button run).
+
+A reindex first plans: it compares every item with its SearchDoc (text hash, segmentation
+version, filter columns, vector) and keeps only what is out of date, so a second run after
+an interruption resumes where the first stopped (every batch commits on its own), and a
+run with nothing to do finishes in seconds. A different embedding model empties the vector
+index first (never two models mixed); keyword search works throughout.
+"""
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from django.db import connection
+
+from retrieval import indexing, userdict
+from retrieval import text as seg
+from retrieval.embedders import EmbeddingError, get_embedder
+from retrieval.models import Kind, SearchDoc
+
+
+@dataclass
+class Progress:
+    done: int
+    total: int
+    elapsed: float
+
+    @property
+    def rate(self) -> float:
+        return self.done / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def eta(self) -> float | None:
+        return (self.total - self.done) / self.rate if self.rate > 0 else None
+
+
+@dataclass
+class ReindexSummary:
+    examined: int = 0
+    planned: int = 0
+    done: int = 0
+    removed: int = 0
+    reset: bool = False
+    interrupted: bool = False
+    embed_error: str = ""
+    kinds: list[str] = field(default_factory=list)
+
+
+def _kinds(kind: str | None) -> list[str]:
+    return [Kind(kind).value] if kind else [k.value for k in Kind]
+
+
+def _doc_map(kind: str) -> dict[int, SearchDoc]:
+    return {d.object_id: d for d in SearchDoc.objects.filter(kind=kind)}
+
+
+def _needs_work(kind: str, obj, doc: SearchDoc | None, version: str, vectors: bool) -> bool:
+    if doc is None or doc.fts_at is None or doc.fts_version != version:
+        return True
+    if doc.content_hash != indexing.text_hash(indexing.document_text(kind, obj)):
+        return True
+    if indexing.Meta.of_doc(doc) != indexing.Meta.of(kind, obj):
+        return True
+    return vectors and doc.vector_stale
+
+
+def plan(kind: str, vectors: bool) -> tuple[list[int], list[int], int]:
+    """(ids to index, ids of vanished items still indexed, items examined) for one kind."""
+    version, docs, todo, seen = seg.version(), _doc_map(kind), [], set()
+    for obj in indexing.queryset(kind).order_by("pk").iterator(chunk_size=2000):
+        seen.add(obj.pk)
+        if _needs_work(kind, obj, docs.get(obj.pk), version, vectors):
+            todo.append(obj.pk)
+    return todo, sorted(docs.keys() - seen), len(seen)
+
+
+def reindex(
+    kind: str | None = None,
+    *,
+    embed: bool = True,
+    reset_model: bool = False,
+    batch: int = 64,
+    progress: Callable[[Progress], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> ReindexSummary:
+    """Bring the indexes up to date; `reset_model` allows switching to a new embedder."""
+    userdict.ensure_loaded()
+    summary = ReindexSummary(kinds=_kinds(kind))
+    state = indexing.vector_state() if embed else None
+    if state and not state.ok and reset_model:
+        indexing.reset_vectors(get_embedder().dimension)
+        summary.reset, state = True, indexing.vector_state()
+    vectors = bool(state and state.ok)
+    work = []
+    for k in summary.kinds:
+        todo, gone, examined = plan(k, vectors)
+        summary.examined += examined
+        for object_id in gone:
+            indexing.remove_item(k, object_id)
+        summary.removed += len(gone)
+        work.extend((k, todo[i : i + batch]) for i in range(0, len(todo), batch))
+    summary.planned = sum(len(ids) for _, ids in work)
+    started = time.monotonic()
+    for k, ids in work:
+        if should_stop and should_stop():
+            summary.interrupted = True
+            break
+        objs = list(indexing.queryset(k).filter(pk__in=ids).order_by("pk"))
+        try:
+            indexing.index_items(k, objs, embed=vectors)
+        except EmbeddingError as exc:
+            # Keywords of this batch are committed; go on without vectors, say why at the end.
+            summary.embed_error, vectors = str(exc), False
+        summary.done += len(ids)
+        if progress:
+            progress(Progress(summary.done, summary.planned, time.monotonic() - started))
+    return summary
+
+
+@dataclass
+class KindReport:
+    kind: str
+    items: int = 0
+    missing: int = 0
+    stale_keywords: int = 0
+    stale_filters: int = 0
+    missing_vectors: int = 0
+    stale_vectors: int = 0
+    orphans: int = 0
+
+    @property
+    def problems(self) -> int:
+        return (
+            self.missing
+            + self.stale_keywords
+            + self.stale_filters
+            + self.missing_vectors
+            + self.stale_vectors
+            + self.orphans
+        )
+
+
+@dataclass
+class CheckReport:
+    kinds: list[KindReport]
+    vector_ok: bool
+    vector_reason: str
+    stray_keyword_rows: int = 0
+    stray_vector_rows: int = 0
+
+    @property
+    def problems(self) -> int:
+        extra = self.stray_keyword_rows + self.stray_vector_rows + (0 if self.vector_ok else 1)
+        return sum(k.problems for k in self.kinds) + extra
+
+
+def _ids(sql: str) -> set[int]:
+    with connection.cursor() as cur:
+        cur.execute(sql)
+        return {row[0] for row in cur.fetchall()}
+
+
+def _check_kind(kind: str, vec_ids: set[int], fts_ids: set[int], vectors: bool) -> KindReport:
+    report, version, docs = KindReport(kind), seg.version(), _doc_map(kind)
+    seen = set()
+    for obj in indexing.queryset(kind).order_by("pk").iterator(chunk_size=2000):
+        seen.add(obj.pk)
+        report.items += 1
+        doc = docs.get(obj.pk)
+        if doc is None or doc.fts_at is None or doc.id not in fts_ids:
+            report.missing += 1
+            continue
+        digest = indexing.text_hash(indexing.document_text(kind, obj))
+        if doc.content_hash != digest or doc.fts_version != version:
+            report.stale_keywords += 1
+        if indexing.Meta.of_doc(doc) != indexing.Meta.of(kind, obj):
+            report.stale_filters += 1
+        if vectors and doc.id not in vec_ids:
+            report.missing_vectors += 1
+        elif vectors and doc.embedded_hash != digest:
+            report.stale_vectors += 1
+    report.orphans = len(docs.keys() - seen)
+    return report
+
+
+def check(kind: str | None = None) -> CheckReport:
+    """What is missing from or stale in either index (read-only)."""
+    userdict.ensure_loaded()
+    state = indexing.vector_state()
+    vec_ids = _ids("SELECT doc_id FROM search_vecf") if state.ok else set()
+    fts_ids = _ids("SELECT rowid FROM search_fts")
+    reports = [_check_kind(k, vec_ids, fts_ids, state.ok) for k in _kinds(kind)]
+    doc_ids = set(SearchDoc.objects.values_list("id", flat=True))
+    return CheckReport(
+        reports,
+        state.ok,
+        state.reason,
+        stray_keyword_rows=len(fts_ids - doc_ids),
+        stray_vector_rows=len(vec_ids - doc_ids),
+    )

@@ -1,0 +1,325 @@
+"""Pure scoring: candidates in, ranked results with full breakdowns out (no Django, no I/O).
+
+Five components, each normalised to [0, 1]:
+
+- semantic: cosine similarity to the query. "minmax" (default): rescaled over the vector
+  channel's top-k, (s - min) / (max - min), so the best vector hit is 1 and anything at or
+  below the k-th is 0; "absolute": the cosine itself, clipped at 0.
+- keyword: FTS5 BM25 relevance r = -bm25 (SQLite's bm25 is lower-is-better). "minmax":
+  rescaled over the keyword channel's top-k like the semantic one; "absolute": the
+  saturating r / (r + keyword_saturation).
+- freshness: 0.5 ** (age_days / half_life_days); an item from the future counts as new.
+- importance: the item's importance clipped to [0, 1] (items without one: 0.5).
+- access: log1p(n) / log1p(access_saturation), capped at 1 (n = times recalled).
+
+A weighted sum of the normalised values (weights summing to 1) is the score, so every
+score is in [0, 1]. Ties break by recency (newer first), then by kind and id, never by
+insertion order. When a channel is unavailable (degraded search), its weight moves to the
+other relevance channel so a preset keeps its balance between relevance and the rest.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, replace
+
+COMPONENTS = ("semantic", "keyword", "freshness", "importance", "access")
+CHANNELS = ("keyword", "vector")
+
+
+@dataclass(frozen=True)
+class Weights:
+    semantic: float = 0.0
+    keyword: float = 0.0
+    freshness: float = 0.0
+    importance: float = 0.0
+    access: float = 0.0
+
+    def __post_init__(self):
+        for name in COMPONENTS:
+            value = getattr(self, name)
+            if not (isinstance(value, int | float) and math.isfinite(value) and value >= 0):
+                raise ValueError(f"weight {name} must be a finite number >= 0, got {value!r}")
+
+    @property
+    def total(self) -> float:
+        return sum(getattr(self, n) for n in COMPONENTS)
+
+    def normalised(self) -> Weights:
+        """The same proportions summing to 1 (all zero is an error: nothing to rank by)."""
+        total = self.total
+        if total <= 0:
+            raise ValueError("at least one weight must be above 0")
+        return Weights(**{n: getattr(self, n) / total for n in COMPONENTS})
+
+    def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+    def without(self, channel: str) -> Weights:
+        """Weights for a search where one channel failed: its share goes to the other."""
+        values = self.as_dict()
+        if channel == "vector":
+            values["keyword"] += values["semantic"]
+            values["semantic"] = 0.0
+        elif channel == "keyword":
+            values["semantic"] += values["keyword"]
+            values["keyword"] = 0.0
+        return Weights(**values)
+
+
+@dataclass(frozen=True)
+class Params:
+    half_life_days: float = 30.0
+    normalisation: str = "minmax"  # or "absolute"
+    keyword_saturation: float = 5.0
+    access_saturation: int = 50
+    default_importance: float = 0.5
+
+
+@dataclass(frozen=True)
+class Preset:
+    name: str
+    weights: Weights
+    params: Params
+    source: str
+
+
+# Seed 000 (shiyi), seed 002 (semibot), seed 003 (openakita). Seed 003's "relevance" 0.40
+# is our two relevance channels split like seed 000's (0.55 : 0.30). Half-lives: seed 002
+# says 30 days; the other seeds give none, and 30 days measured as well as any other.
+PRESETS: dict[str, Preset] = {
+    "shiyi": Preset(
+        "shiyi",
+        Weights(semantic=0.55, keyword=0.30, freshness=0.15),
+        Params(half_life_days=30.0),
+        "0.55 semantic + 0.30 keyword + 0.15 freshness (seed 000)",
+    ),
+    "semibot": Preset(
+        "semibot",
+        Weights(semantic=0.60, importance=0.25, freshness=0.15),
+        Params(half_life_days=30.0),
+        "0.60 similarity + 0.25 importance + 0.15 time decay, half-life 30 days (seed 002)",
+    ),
+    "openakita": Preset(
+        "openakita",
+        Weights(semantic=0.26, keyword=0.14, freshness=0.25, importance=0.20, access=0.15),
+        Params(half_life_days=30.0),
+        "0.40 relevance (0.26 semantic + 0.14 keyword) + 0.25 recency + 0.20 importance "
+        "+ 0.15 access frequency (seed 003)",
+    ),
+}
+DEFAULT_PRESET = "shiyi"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One item found by either channel, with everything its score depends on."""
+
+    kind: str
+    object_id: int
+    similarity: float | None = None  # cosine similarity (None: no vector known)
+    vector_rank: int | None = None  # 1-based rank in the vector top-k, None if not in it
+    bm25: float | None = None  # SQLite bm25 (negative, lower is better), None: no match
+    keyword_rank: int | None = None
+    age_days: float = 0.0
+    importance: float | None = None
+    access_count: int = 0
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.kind, self.object_id)
+
+
+@dataclass(frozen=True)
+class Component:
+    raw: float | None
+    normalised: float
+    weight: float
+    contribution: float
+
+
+@dataclass
+class Scored:
+    kind: str
+    object_id: int
+    score: float
+    rank: int
+    found_by: str  # "keyword", "vector", "both" or "none"
+    ranks: dict[str, int | None]
+    breakdown: dict[str, Component] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.kind, self.object_id)
+
+    def to_dict(self) -> dict:
+        return {
+            "kind": self.kind,
+            "id": self.object_id,
+            "score": round(self.score, 6),
+            "rank": self.rank,
+            "found_by": self.found_by,
+            "ranks": dict(self.ranks),
+            "breakdown": {
+                name: {
+                    "raw": None if c.raw is None else round(c.raw, 6),
+                    "normalized": round(c.normalised, 6),
+                    "weight": round(c.weight, 6),
+                    "contribution": round(c.contribution, 6),
+                }
+                for name, c in self.breakdown.items()
+            },
+        }
+
+
+def clamp01(value: float) -> float:
+    return 0.0 if value < 0 or math.isnan(value) else 1.0 if value > 1 else float(value)
+
+
+def minmax(value: float | None, lo: float, hi: float) -> float:
+    """value rescaled to [0, 1] between lo and hi (a single-valued range gives 1 at its top)."""
+    if value is None:
+        return 0.0
+    if hi <= lo:
+        return 1.0 if value >= hi else 0.0
+    return clamp01((value - lo) / (hi - lo))
+
+
+def keyword_relevance(bm25: float | None) -> float | None:
+    return None if bm25 is None else max(0.0, -bm25)
+
+
+def saturate(value: float | None, k: float) -> float:
+    return 0.0 if value is None or value <= 0 else value / (value + k)
+
+
+def freshness(age_days: float, half_life_days: float) -> float:
+    if half_life_days <= 0:
+        return 1.0
+    return clamp01(0.5 ** (max(0.0, age_days) / half_life_days))
+
+
+def access_score(count: int, saturation: int) -> float:
+    return clamp01(math.log1p(max(0, count)) / math.log1p(max(1, saturation)))
+
+
+@dataclass(frozen=True)
+class Ranges:
+    """The channel ranges min-max normalisation rescales by."""
+
+    sim: tuple[float, float] | None
+    kw: tuple[float, float] | None
+
+    @classmethod
+    def of(cls, candidates: list[Candidate]) -> Ranges:
+        sims = [c.similarity for c in candidates if c.vector_rank and c.similarity is not None]
+        kws = [keyword_relevance(c.bm25) for c in candidates if c.keyword_rank and c.bm25 is not None]
+        return cls(
+            (min(sims), max(sims)) if sims else None, (min(kws), max(kws)) if kws else None
+        )
+
+
+def normalised_values(c: Candidate, params: Params, ranges: Ranges) -> dict[str, tuple]:
+    """{component: (raw, normalised)} for one candidate."""
+    relevance = keyword_relevance(c.bm25)
+    if params.normalisation == "absolute":
+        sem = clamp01(c.similarity) if c.similarity is not None else 0.0
+        kw = saturate(relevance, params.keyword_saturation)
+    else:
+        sem = minmax(c.similarity, *ranges.sim) if ranges.sim and c.similarity is not None else 0.0
+        kw = minmax(relevance, *ranges.kw) if ranges.kw and relevance is not None else 0.0
+    importance = params.default_importance if c.importance is None else c.importance
+    return {
+        "semantic": (c.similarity, sem),
+        "keyword": (relevance, kw),
+        "freshness": (c.age_days, freshness(c.age_days, params.half_life_days)),
+        "importance": (importance, clamp01(importance)),
+        "access": (float(c.access_count), access_score(c.access_count, params.access_saturation)),
+    }
+
+
+def _found_by(c: Candidate) -> str:
+    if c.keyword_rank and c.vector_rank:
+        return "both"
+    return "keyword" if c.keyword_rank else "vector" if c.vector_rank else "none"
+
+
+def score_one(c: Candidate, weights: Weights, params: Params, ranges: Ranges) -> Scored:
+    w = weights.normalised()
+    breakdown = {}
+    for name, (raw, norm) in normalised_values(c, params, ranges).items():
+        weight = getattr(w, name)
+        breakdown[name] = Component(raw, norm, weight, weight * norm)
+    total = clamp01(sum(part.contribution for part in breakdown.values()))
+    ranks = {"keyword": c.keyword_rank, "vector": c.vector_rank}
+    return Scored(c.kind, c.object_id, total, 0, _found_by(c), ranks, breakdown)
+
+
+def rank(candidates: list[Candidate], weights: Weights, params: Params) -> list[Scored]:
+    """Every candidate scored and ranked (1 = best)."""
+    ranges = Ranges.of(candidates)
+    ages = {c.key: c.age_days for c in candidates}
+    scored = [score_one(c, weights, params, ranges) for c in candidates]
+    # Ties: newer first, then kind and higher id: deterministic and meaningful.
+    scored.sort(key=lambda s: (-s.score, ages[s.key], s.kind, -s.object_id))
+    for position, item in enumerate(scored, 1):
+        item.rank = position
+    return scored
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    change: str  # "importance" or "weight"
+    component: str
+    value: float
+    rank: int
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def rank_of(key, candidates, weights, params) -> int | None:
+    for item in rank(candidates, weights, params):
+        if item.key == key:
+            return item.rank
+    return None
+
+
+def what_if(
+    key: tuple[str, int],
+    candidates: list[Candidate],
+    weights: Weights,
+    params: Params,
+    limit: int,
+) -> list[WhatIf]:
+    """Small changes that would bring `key` into the top `limit` (smallest change first)."""
+    target = next((c for c in candidates if c.key == key), None)
+    if target is None:
+        return []
+    found = []
+    if weights.importance > 0:
+        for value in (0.6, 0.7, 0.8, 0.9, 1.0):
+            if value <= (target.importance or 0):
+                continue
+            changed = [replace(c, importance=value) if c.key == key else c for c in candidates]
+            if (r := rank_of(key, changed, weights, params)) and r <= limit:
+                found.append(WhatIf("importance", "importance", value, r))
+                break
+    base = weights.normalised()
+    for name in COMPONENTS:
+        for share in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+            if share <= getattr(base, name):
+                continue
+            moved = _with_share(base, name, share)
+            if (r := rank_of(key, candidates, moved, params)) and r <= limit:
+                found.append(WhatIf("weight", name, share, r))
+                break
+    return found
+
+
+def _with_share(weights: Weights, name: str, share: float) -> Weights:
+    """`name` gets `share` of the total; the others keep their proportions in the rest."""
+    values = weights.as_dict()
+    rest = sum(v for k, v in values.items() if k != name)
+    scale = (1 - share) / rest if rest > 0 else 0.0
+    return Weights(**{k: (share if k == name else v * scale) for k, v in values.items()})

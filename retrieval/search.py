@@ -1,0 +1,562 @@
+"""The search service: one function the API, the debugger, context assembly and the
+benchmarks all call, returning a dataclass that serialises with `to_dict()`.
+
+Pipeline: segment the query; embed it in a worker thread while FTS runs (the embedder
+releases the GIL; no database work happens in that thread); KNN; load the candidates and
+re-check every filter against the items themselves; score with the pure scoring module;
+then, for callers that recall (not the debugger), bump access counters and write the
+recall log. Failures degrade instead of raising (seed 000 section 8): no vectors -> keyword
+only; no keyword index -> vectors only; neither -> the most recent turns. Each failure
+writes a `retrieval_fail` MemoryEvent and the result says it is degraded and why.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+from django.db.models import F
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from curator.models import (
+    Actor,
+    Attachment,
+    ConversationTurn,
+    Episode,
+    EventType,
+    Fact,
+    MemoryEvent,
+    Owner,
+)
+from retrieval import backends, scoring, userdict
+from retrieval import text as seg
+from retrieval.backends import ALL_KINDS, EVENT_KINDS, Filters, Hit
+from retrieval.embedders import EmbeddingError, get_embedder, query_cache
+from retrieval.indexing import item_time, vector_state
+from retrieval.models import Kind, RecallHit, RecallLog
+
+log = logging.getLogger(__name__)
+MODES = ("hybrid", "keyword", "semantic")
+MAX_LIMIT = 50
+_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="embed")
+
+
+class SearchError(ValueError):
+    """The request itself is wrong (unknown preset, bad weights...): a 4xx, not a degradation."""
+
+
+# --------------------------------------------------------------------------------------
+# Results
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class SearchItem:
+    kind: str
+    id: int
+    content: str
+    score: float
+    rank: int
+    found_by: str
+    ranks: dict
+    breakdown: dict
+    time: datetime | None
+    matched: list[str] = field(default_factory=list)
+    title: str = ""
+    status: str = "active"
+    session_id: int | None = None
+
+    def to_dict(self, explain: bool = True) -> dict:
+        data = {
+            "kind": self.kind,
+            "id": self.id,
+            "content": self.content,
+            "score": round(self.score, 6),
+            "rank": self.rank,
+            "found_by": self.found_by,
+            "time": self.time.isoformat() if self.time else None,
+        }
+        if explain:
+            data.update(ranks=self.ranks, breakdown=self.breakdown, matched=self.matched)
+        return data
+
+    @property
+    def components(self) -> list[tuple[str, dict]]:
+        return list(self.breakdown.items())
+
+
+@dataclass
+class SearchResult:
+    query: str
+    owner_id: int
+    mode: str
+    preset: str
+    weights: dict
+    params: dict
+    items: list[SearchItem]
+    tokens: list[str]
+    degraded: bool = False
+    degraded_reasons: list[str] = field(default_factory=list)
+    channels: dict = field(default_factory=dict)
+    timings_ms: dict = field(default_factory=dict)
+    candidates: int = 0
+    limit: int = 10
+    k: int = 50
+    filters: dict = field(default_factory=dict)
+    recall_id: int | None = None
+    # Everything scored, kept in memory only (the debugger's "why not" and charts use it).
+    ranked: list = field(default_factory=list, repr=False)
+    scoring_input: list = field(default_factory=list, repr=False)
+
+    @property
+    def degraded_reason(self) -> str:
+        return "; ".join(self.degraded_reasons)
+
+    def to_dict(self, explain: bool = True) -> dict:
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "preset": self.preset,
+            "weights": self.weights,
+            "results": [item.to_dict(explain) for item in self.items],
+            "degraded": self.degraded,
+            "degraded_reason": self.degraded_reason or None,
+            "channels": self.channels,
+            "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+            "candidates": self.candidates,
+            "tokens": self.tokens,
+            "recall_id": self.recall_id,
+        }
+
+
+# --------------------------------------------------------------------------------------
+# Request handling
+# --------------------------------------------------------------------------------------
+
+
+def resolve_owner(owner) -> Owner:
+    if owner is None:
+        return Owner.default()
+    if isinstance(owner, Owner):
+        return owner
+    return Owner.objects.get(pk=owner)
+
+
+def resolve_weights(preset: str | None, weights) -> tuple[str, scoring.Weights, scoring.Params]:
+    """A preset name and/or custom weights -> (label, weights, params). Raises SearchError."""
+    name = preset or settings.SEARCH_PRESET
+    if name not in scoring.PRESETS:
+        raise SearchError(_("Unknown preset %(name)s.") % {"name": name})
+    chosen = scoring.PRESETS[name]
+    if weights is None:
+        return name, chosen.weights, chosen.params
+    params = chosen.params
+    if isinstance(weights, dict):
+        weights = dict(weights)
+        if (half_life := weights.pop("half_life_days", None)) is not None:
+            params = scoring.Params(half_life_days=float(half_life))
+        unknown = set(weights) - set(scoring.COMPONENTS)
+        if unknown:
+            raise SearchError(_("Unknown weight: %(names)s.") % {"names": ", ".join(sorted(unknown))})
+        try:
+            weights = scoring.Weights(**{k: float(v) for k, v in weights.items()})
+        except (TypeError, ValueError) as exc:
+            raise SearchError(str(exc)) from exc
+    if weights.total <= 0:
+        raise SearchError(_("At least one weight must be above 0."))
+    return "custom", weights, params
+
+
+def clean_kinds(kinds: Iterable[str] | None) -> tuple[str, ...]:
+    if not kinds:
+        return ALL_KINDS
+    chosen = tuple(dict.fromkeys(kinds))
+    if bad := [k for k in chosen if k not in ALL_KINDS]:
+        raise SearchError(_("Unknown kind: %(kinds)s.") % {"kinds": ", ".join(bad)})
+    return chosen
+
+
+@contextmanager
+def _savepoint():
+    """Inside a transaction a failed query must not poison it; outside, take no write lock."""
+    if connection.in_atomic_block:
+        with transaction.atomic():
+            yield
+    else:
+        yield
+
+
+def record_failure(owner: Owner, stage: str, error: Exception | str, query: str, actor: str):
+    """A retrieval_fail event (seed 000 section 8): what failed, why, and what we fell back to."""
+    message = str(error)[:500]
+    log.warning("retrieval %s failed: %s", stage, message)
+    try:
+        MemoryEvent.objects.create(
+            owner=owner,
+            event_type=EventType.RETRIEVAL_FAIL,
+            actor=actor if actor in Actor.values else Actor.AGENT,
+            payload={"stage": stage, "error": message, "query": query[:200]},
+        )
+    except DatabaseError:  # the database itself is failing: the log line is all we can do
+        log.exception("could not record the retrieval failure")
+
+
+# --------------------------------------------------------------------------------------
+# Loading candidates
+# --------------------------------------------------------------------------------------
+
+
+def load_items(keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], object]:
+    """The items behind candidate keys, in as many queries as kinds."""
+    by_kind: dict[str, list[int]] = {}
+    for kind, object_id in keys:
+        by_kind.setdefault(kind, []).append(object_id)
+    found = {}
+    for kind, ids in by_kind.items():
+        if kind == Kind.FACT:
+            rows = Fact.objects.filter(pk__in=ids)
+        elif kind == Kind.EPISODE:
+            rows = Episode.objects.filter(pk__in=ids)
+        elif kind == Kind.TURN:
+            rows = ConversationTurn.objects.filter(pk__in=ids).select_related("session")
+        else:
+            rows = Attachment.objects.filter(pk__in=ids)
+        found.update(((kind, obj.pk), obj) for obj in rows)
+    return found
+
+
+def owner_id_of(kind: str, obj) -> int:
+    return obj.session.owner_id if kind == Kind.TURN else obj.owner_id
+
+
+def gate(kind: str, obj, f: Filters) -> str | None:
+    """Why an item may not be returned under these filters (None: it may)."""
+    if owner_id_of(kind, obj) != f.owner_id:
+        return "owner"
+    if kind not in f.kinds:
+        return "kind"
+    if kind == Kind.FACT and not f.include_inactive:
+        if obj.status != "active":
+            return obj.status
+        if obj.expires_at and obj.expires_at <= f.now:
+            return "expired"
+    if kind in EVENT_KINDS:
+        when = item_time(kind, obj)
+        if (f.time_from and when < f.time_from) or (f.time_to and when >= f.time_to):
+            return "time"
+        if f.session_id and obj.session_id != f.session_id:
+            return "session"
+    return None
+
+
+def display_text(kind: str, obj) -> tuple[str, str]:
+    """(title, content) as a person reads the item."""
+    if kind == Kind.FACT:
+        title = " / ".join(p for p in (obj.subject, obj.predicate) if p)
+        return title, obj.content
+    if kind == Kind.EPISODE:
+        return obj.goal, obj.summary
+    if kind == Kind.TURN:
+        return f"{obj.session.title or obj.session.external_id} #{obj.turn_index} {obj.role}", obj.content
+    body = " — ".join(p for p in (obj.description, obj.extracted_text[:300]) if p)
+    return obj.original_name, body or obj.original_name
+
+
+def to_candidate(kind: str, obj, hits: dict, sims: dict, now: datetime) -> scoring.Candidate:
+    kw, vec = hits.get("keyword"), hits.get("vector")
+    age = (now - item_time(kind, obj)).total_seconds() / 86400
+    importance = getattr(obj, "importance", None) if kind in (Kind.FACT, Kind.EPISODE) else None
+    return scoring.Candidate(
+        kind=kind,
+        object_id=obj.pk,
+        similarity=(1.0 - vec[1].raw) if vec else sims.get((kind, obj.pk)),
+        vector_rank=vec[0] if vec else None,
+        bm25=kw[1].raw if kw else None,
+        keyword_rank=kw[0] if kw else None,
+        age_days=age,
+        importance=importance,
+        access_count=getattr(obj, "access_count", 0) or 0,
+    )
+
+
+# --------------------------------------------------------------------------------------
+# The search
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Channels:
+    keyword: list[Hit] | None = None  # None: not run or failed
+    vector: list[Hit] | None = None
+    query_vector: object = None
+    failures: list[tuple[str, str]] = field(default_factory=list)  # (stage, message)
+    unavailable: list[tuple[str, str]] = field(default_factory=list)  # known states, no event
+
+
+def _run_channels(query: str, f: Filters, mode: str, k: int, timings: dict) -> _Channels:
+    out = _Channels()
+    want_vec, want_kw = mode in ("hybrid", "semantic"), mode in ("hybrid", "keyword")
+    future = None
+    if want_vec:
+        state = _vector_state_safe()
+        if state.ok:
+            future = _pool.submit(_timed_embed, query)
+        else:
+            out.unavailable.append(("vector", state.reason))
+    if want_kw:
+        started = time.perf_counter()
+        try:
+            with _savepoint():
+                out.keyword = backends.keyword_hits(query, f.owner_id, k, f)
+        except DatabaseError as exc:
+            out.failures.append(("keyword", str(exc)))
+        timings["fts"] = (time.perf_counter() - started) * 1000
+    if future is not None:
+        try:
+            vector, timings["embedding"] = future.result()
+            out.query_vector = vector
+            started = time.perf_counter()
+            with _savepoint():
+                out.vector = backends.vector_hits_for(vector, f, k)
+            timings["knn"] = (time.perf_counter() - started) * 1000
+        except (EmbeddingError, DatabaseError) as exc:
+            out.failures.append(("vector", str(exc)))
+    return out
+
+
+def _vector_state_safe():
+    try:
+        return vector_state()
+    except DatabaseError as exc:
+        return type("State", (), {"ok": False, "reason": str(exc)})()
+
+
+def _timed_embed(query: str):
+    started = time.perf_counter()
+    vector = query_cache.get(get_embedder(), query)
+    return vector, (time.perf_counter() - started) * 1000
+
+
+def _merge(channels: _Channels) -> dict[tuple[str, int], dict]:
+    merged: dict[tuple[str, int], dict] = {}
+    for name, hits in (("keyword", channels.keyword), ("vector", channels.vector)):
+        for position, hit in enumerate(hits or [], 1):
+            merged.setdefault((hit.kind, hit.object_id), {})[name] = (position, hit)
+    return merged
+
+
+def _missing_similarities(channels: _Channels, merged: dict) -> dict:
+    """Exact cosine for keyword-only candidates: their breakdown shows a real semantic value."""
+    if channels.query_vector is None or channels.vector is None:
+        return {}
+    need = {hits["keyword"][1].doc_id: key for key, hits in merged.items() if "vector" not in hits}
+    try:
+        with _savepoint():
+            sims = backends.similarities(channels.query_vector, list(need))
+    except DatabaseError:
+        return {}
+    return {need[doc_id]: value for doc_id, value in sims.items()}
+
+
+def _recent_fallback(f: Filters, limit: int) -> list[tuple[tuple[str, int], object]]:
+    """Neither index answers: the newest turns (seed 000: recent turns and the core cards)."""
+    turns = ConversationTurn.objects.filter(session__owner_id=f.owner_id).select_related("session")
+    if f.session_id:
+        turns = turns.filter(session_id=f.session_id)
+    if f.time_from:
+        turns = turns.filter(timestamp__gte=f.time_from)
+    if f.time_to:
+        turns = turns.filter(timestamp__lt=f.time_to)
+    return [((Kind.TURN.value, t.pk), t) for t in turns.order_by("-timestamp", "-pk")[:limit]]
+
+
+def search(
+    query: str,
+    *,
+    owner=None,
+    kinds: Iterable[str] | None = None,
+    limit: int = 10,
+    preset: str | None = None,
+    weights=None,
+    mode: str = "hybrid",
+    time_from: datetime | None = None,
+    time_to: datetime | None = None,
+    session_id: int | None = None,
+    include_inactive: bool = False,
+    k: int | None = None,
+    now: datetime | None = None,
+    caller: str = "api",
+    actor: str = Actor.AGENT,
+    record: bool = True,
+) -> SearchResult:
+    """Hybrid search with full breakdowns. `record=False` (the debugger) neither bumps
+    access counters nor writes the recall log: looking is not recalling."""
+    started = time.perf_counter()
+    if mode not in MODES:
+        raise SearchError(_("Unknown mode %(mode)s.") % {"mode": mode})
+    label, chosen_weights, params = resolve_weights(preset, weights)
+    owner = resolve_owner(owner)
+    limit, k = max(1, min(int(limit), MAX_LIMIT)), int(k or settings.SEARCH_TOP_K)
+    f = Filters(
+        owner.pk, clean_kinds(kinds), include_inactive, time_from, time_to, session_id,
+        now or timezone.now(),
+    )
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    userdict.ensure_loaded()
+    tokens = seg.tokens(query)
+    timings["segmentation"] = (time.perf_counter() - t0) * 1000
+
+    channels = _run_channels(query, f, mode, k, timings)
+    reasons = [f"{stage}: {msg}" for stage, msg in channels.unavailable]
+    for stage, message in channels.failures:
+        record_failure(owner, stage, message, query, actor)
+        reasons.append(f"{stage}: {message}")
+
+    t0 = time.perf_counter()
+    merged = _merge(channels)
+    sims = _missing_similarities(channels, merged)
+    objects = load_items(merged.keys())
+    live = {key: obj for key, obj in objects.items() if gate(key[0], obj, f) is None}
+    timings["load"] = (time.perf_counter() - t0) * 1000
+
+    effective = chosen_weights
+    if channels.vector is None:
+        effective = effective.without("vector")
+    if channels.keyword is None:
+        effective = effective.without("keyword")
+    fallback = channels.keyword is None and channels.vector is None
+    t0 = time.perf_counter()
+    if fallback:
+        live = dict(_recent_fallback(f, limit))
+        effective = scoring.Weights(freshness=1.0)
+        if mode == "hybrid" or channels.failures:
+            reasons.append("no index answered: showing the most recent turns")
+    candidates = [to_candidate(kind, obj, merged.get((kind, obj.pk), {}), sims, f.now) for (kind, _), obj in live.items()]
+    ranked = scoring.rank(candidates, effective, params)
+    timings["scoring"] = (time.perf_counter() - t0) * 1000
+
+    items = [_item(s, live[s.key], query) for s in ranked[:limit]]
+    result = SearchResult(
+        query=query,
+        owner_id=owner.pk,
+        mode=mode,
+        preset=label,
+        weights=effective.normalised().as_dict(),
+        params={"half_life_days": params.half_life_days, "normalisation": params.normalisation},
+        items=items,
+        tokens=tokens,
+        degraded=bool(reasons),
+        degraded_reasons=reasons,
+        channels={
+            "keyword": _channel_state(channels.keyword, mode in ("hybrid", "keyword")),
+            "vector": _channel_state(channels.vector, mode in ("hybrid", "semantic")),
+        },
+        timings_ms=timings,
+        candidates=len(ranked),
+        limit=limit,
+        k=k,
+        filters={"kinds": list(f.kinds), "include_inactive": include_inactive,
+                 "time_from": time_from, "time_to": time_to, "session_id": session_id},
+        ranked=ranked,
+        scoring_input=candidates,
+    )
+    timings["total"] = (time.perf_counter() - started) * 1000
+    if record:
+        _touch(items, f.now)
+        result.recall_id = _log(result, owner, caller)
+    return result
+
+
+def _channel_state(hits: list[Hit] | None, wanted: bool) -> dict:
+    if not wanted:
+        return {"state": "off", "hits": 0}
+    return {"state": "ok" if hits is not None else "failed", "hits": len(hits or [])}
+
+
+def _item(scored: scoring.Scored, obj, query: str) -> SearchItem:
+    title, content = display_text(scored.kind, obj)
+    breakdown = scored.to_dict()["breakdown"]
+    return SearchItem(
+        kind=scored.kind,
+        id=scored.object_id,
+        content=content,
+        score=scored.score,
+        rank=scored.rank,
+        found_by=scored.found_by,
+        ranks=scored.ranks,
+        breakdown=breakdown,
+        time=item_time(scored.kind, obj),
+        matched=seg.shared_tokens(query, f"{title}\n{content}"),
+        title=title,
+        status=getattr(obj, "status", "active"),
+        session_id=getattr(obj, "session_id", None),
+    )
+
+
+def _touch(items: list[SearchItem], now: datetime) -> None:
+    """Recalled items count as used: seed 002/003 access_count and last_accessed_at."""
+    facts = [i.id for i in items if i.kind == Kind.FACT]
+    episodes = [i.id for i in items if i.kind == Kind.EPISODE]
+    try:
+        if facts:
+            Fact.objects.filter(pk__in=facts).update(
+                access_count=F("access_count") + 1, last_accessed_at=now
+            )
+        if episodes:
+            Episode.objects.filter(pk__in=episodes).update(access_count=F("access_count") + 1)
+    except DatabaseError:  # counters are a nicety; a locked database must not fail a search
+        log.exception("could not update access counters")
+
+
+def _log(result: SearchResult, owner: Owner, caller: str) -> int | None:
+    try:
+        with transaction.atomic():
+            entry = RecallLog.objects.create(
+                owner=owner,
+                query=result.query,
+                caller=caller[:32],
+                preset=result.preset,
+                weights=result.weights,
+                mode=result.mode,
+                degraded=result.degraded,
+                degraded_reason=result.degraded_reason,
+                results=[
+                    {"kind": i.kind, "id": i.id, "rank": i.rank, "score": round(i.score, 6)}
+                    for i in result.items
+                ],
+                took_ms=round(result.timings_ms.get("total", 0.0), 2),
+            )
+            RecallHit.objects.bulk_create(
+                RecallHit(log=entry, kind=i.kind, object_id=i.id, rank=i.rank, score=i.score)
+                for i in result.items
+            )
+        return entry.pk
+    except DatabaseError:
+        log.exception("could not write the recall log")
+        return None
+
+
+def recalls_of(kind: str, object_id: int, limit: int = 20):
+    """The latest searches that returned an item (for the fact detail page), newest first."""
+    return (
+        RecallHit.objects.filter(kind=kind, object_id=object_id)
+        .select_related("log")
+        .order_by("-log__created_at", "-log_id")[:limit]
+    )
+
+
+def prune_recall_log(days: int | None = None, now: datetime | None = None) -> int:
+    """Drop recall log entries older than RECALL_LOG_DAYS (the nightly job may call this)."""
+    days = settings.RECALL_LOG_DAYS if days is None else days
+    cutoff = (now or timezone.now()) - timedelta(days=days)
+    deleted, _ = RecallLog.objects.filter(created_at__lt=cutoff).delete()
+    return deleted

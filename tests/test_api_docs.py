@@ -1,0 +1,66 @@
+"""GET /api/v1/openapi.json and /api/v1/docs: for a logged-in person or a token; no CDN."""
+
+import re
+
+from django.contrib.staticfiles import finders
+
+from tests.api_helpers import anon_api, api, assert_error, fresh_limits  # noqa: F401
+
+
+def test_the_schema_lists_every_endpoint(api):
+    schema = api.get("/openapi.json").json()
+    paths = set(schema["paths"])
+    assert {
+        "/api/v1/health",
+        "/api/v1/turns",
+        "/api/v1/sessions/{session_id}/end",
+        "/api/v1/memories",
+        "/api/v1/memories/{fact_id}",
+        "/api/v1/memories/{fact_id}/history",
+        "/api/v1/pending",
+        "/api/v1/pending/{item_id}/confirm",
+        "/api/v1/pending/{item_id}/ignore",
+        "/api/v1/pending/{item_id}/later",
+        "/api/v1/traces",
+        "/api/v1/episodes",
+        "/api/v1/episodes/{episode_id}",
+        "/api/v1/attachments",
+        "/api/v1/attachments/{attachment_id}",
+        "/api/v1/attachments/{attachment_id}/file",
+        "/api/v1/profile",
+        "/api/v1/onboarding",
+    } <= paths
+    assert schema["components"]["securitySchemes"]["TokenAuth"]["scheme"] == "bearer"
+
+
+def test_the_schema_documents_errors(api):
+    turns = api.get("/openapi.json").json()["paths"]["/api/v1/turns"]["post"]["responses"]
+    assert {"200", "201", "401", "403", "409", "413", "422", "429"} <= set(turns)
+
+
+def test_the_schema_needs_a_login_or_a_token(anon_api):
+    assert_error(anon_api.get("/openapi.json"), 401, "not_authenticated")
+
+
+def test_a_logged_in_person_reads_the_schema(client_in):
+    assert client_in.get("/api/v1/openapi.json").status_code == 200
+
+
+def test_a_bad_token_cannot_read_the_schema(client, db):
+    response = client.get("/api/v1/openapi.json", headers={"Authorization": "Bearer nope"})
+    assert_error(response, 401, "invalid_token")
+
+
+def test_the_docs_page_works_offline(client_in):
+    response = client_in.get("/api/v1/docs")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert not re.search(r"(src|href)=\"https?://", html), "the docs must not load from a CDN"
+    for asset in re.findall(r"(?:src|href)=\"/static/([^\"]+)\"", html):
+        assert finders.find(asset), asset
+    assert '"validatorUrl": null' in html  # Swagger UI would fetch a badge online
+
+
+def test_the_docs_page_sends_a_visitor_to_the_login(client, db):
+    response = client.get("/api/v1/docs")
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]

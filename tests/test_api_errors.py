@@ -1,0 +1,76 @@
+"""Every error under /api/ is JSON {"detail", "code", "fields"?} with the right status."""
+
+from django.db import OperationalError
+from django.test import override_settings
+
+from tests.api_helpers import anon_api, api, assert_error, fresh_limits  # noqa: F401
+
+
+def test_unknown_api_paths_answer_json_404(api):
+    assert_error(api.get("/nothing-here"), 404, "not_found")
+    assert_error(api.client.get("/api/v2/turns"), 404, "not_found")
+    assert_error(api.client.get("/api/"), 404, "not_found")
+
+
+def test_a_wrong_method_answers_json_405(api):
+    response = api.client.put("/api/v1/turns", "{}", content_type="application/json")
+    assert_error(response, 405, "method_not_allowed")
+
+
+def test_malformed_json_is_a_400(api):
+    assert_error(api.post("/turns", "{not json"), 400, "invalid_json")
+
+
+def test_validation_errors_name_each_field(api):
+    body = assert_error(api.post("/turns", {"turn_index": -1, "role": "robot"}), 422, "invalid")
+    assert {"session_id", "turn_index", "role"} <= set(body["fields"])
+    assert "session_id" in body["detail"]
+
+
+def test_query_validation_errors_name_the_parameter(api):
+    body = assert_error(api.get("/traces", {"limit": 201}), 422, "invalid")
+    assert set(body["fields"]) == {"limit"}
+
+
+def test_a_body_that_is_not_an_object_is_a_422(api):
+    assert_error(api.post("/turns", [1, 2, 3]), 422, "invalid")
+
+
+def test_a_body_over_one_megabyte_is_a_413(api):
+    big = {"session_id": "s", "turn_index": 0, "role": "user", "content": "x" * (1024 * 1024)}
+    assert_error(api.post("/turns", big), 413, "too_large")
+
+
+@override_settings(API_MAX_BODY_BYTES=100)
+def test_the_body_limit_is_configurable(api):
+    body = {"session_id": "s", "turn_index": 0, "role": "user", "content": "x" * 200}
+    assert_error(api.post("/turns", body), 413, "too_large")
+
+
+def test_a_locked_database_is_a_503(api, monkeypatch):
+    from memsite import conversations
+
+    def locked(*args, **kwargs):
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr(conversations, "search_traces", locked)
+    response = api.get("/traces")
+    assert_error(response, 503, "database_busy")
+    assert response["Retry-After"] == "1"
+
+
+def test_an_unexpected_error_is_a_json_500(api, monkeypatch, caplog):
+    from memsite import conversations
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(conversations, "search_traces", broken)
+    assert_error(api.get("/traces"), 500, "internal_error")
+    assert "boom" not in api.get("/traces").json()["detail"]  # internals stay in the log
+
+
+def test_pages_outside_the_api_keep_their_html_404(client_in):
+    response = client_in.get("/no-such-page/")
+    assert response.status_code == 404
+    assert not response["Content-Type"].startswith("application/json")
