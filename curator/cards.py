@@ -402,6 +402,17 @@ def restore(key: str, revision: CardRevision, author: str = CardAuthor.PERSON, o
     return save(key, revision.content, author, note=note, owner=owner)
 
 
+def _changed_at(key: str) -> datetime | None:
+    """When the card itself last changed: the file's mtime, the scratchpad row's update."""
+    path = card_path(key)
+    if path is None:
+        pad = Scratchpad.objects.filter(owner=Owner.default()).first()
+        return pad.updated_at if pad else None
+    if not path.exists():
+        return None
+    return datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.get_current_timezone())
+
+
 @dataclass
 class LastChange:
     author: str
@@ -415,13 +426,11 @@ def last_change(key: str, text: str | None = None) -> LastChange | None:
     """Who changed the card last; a file edited outside the app says so, with its time."""
     latest = latest_revision(key)
     text = read(key) if text is None else text
-    path = card_path(key)
     outside = (latest is None and bool(text.strip())) or (
         latest is not None and normalise(latest.content) != normalise(text)
     )
-    if outside and path is not None and path.exists():
-        when = datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.get_current_timezone())
-        return LastChange("outside", _("outside the app"), when, "", outside=True)
+    if outside:
+        return LastChange("outside", _("changed elsewhere"), _changed_at(key), "", outside=True)
     if latest is None:
         return None
     return LastChange(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.formats import date_format
 from django.utils.safestring import SafeString
@@ -62,7 +63,7 @@ def show_value(name: str, value: Any) -> str:
         return f"{value:.2f}"
     if isinstance(value, str) and name.endswith(("_at", "_until")):
         moment = parse_datetime(value)
-        return date_format(moment, "SHORT_DATETIME_FORMAT") if moment else value
+        return date_format(timezone.localtime(moment), "Y-m-d H:i") if moment else value
     return str(value)
 
 
@@ -119,8 +120,10 @@ def _content(event: MemoryEvent) -> Any:
 
 
 DROP_REASONS = {
-    "low_confidence": lambda p: _("confidence %(c).2f is below %(t).2f")
-    % {"c": p.get("confidence") or 0, "t": p.get("threshold") or 0},
+    "low_confidence": lambda p: (
+        _("confidence %(c).2f is below %(t).2f")
+        % {"c": p.get("confidence") or 0, "t": p.get("threshold") or 0}
+    ),
     "rejected_before": lambda p: _("you rejected it before"),
 }
 

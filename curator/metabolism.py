@@ -31,7 +31,7 @@ from curator import cards
 from curator.models import Actor, CardAuthor, Fact, FactType, Owner, Priority, Scope, Source
 
 RULES = {
-    "user": gettext_lazy("at most 2 KB: duplicates and empty lines are removed"),
+    "user": gettext_lazy("at most 2 KB: over it, repeated lines and blank runs go"),
     "project": gettext_lazy("over 100 lines: the oldest sections move to a dated archive file"),
     "insights": gettext_lazy("at most 10 items: the coldest items become facts"),
     "memory": gettext_lazy("about 1,500 characters: rewritten by the nightly refresh"),

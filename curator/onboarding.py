@@ -228,8 +228,10 @@ def _clean_value(question: Question, value) -> str:
 
 
 def answers(owner: Owner) -> dict[str, str]:
-    """What the wizard shows: the draft, else the defaults (your display name, the name 十一)."""
-    saved = (owner.onboarding_draft or {}).get("answers", {})
+    """What the wizard shows: the draft, else the confirmed answers, else the defaults
+    (your display name, the name 十一)."""
+    draft = owner.onboarding_draft or {}
+    saved = draft.get("answers") or draft.get("submitted") or {}
     result = {}
     for q in QUESTIONS:
         default = owner.display_name if q.key == "address" else str(q.default)

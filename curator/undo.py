@@ -15,6 +15,7 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.formats import date_format
 from django.utils.translation import gettext as _
@@ -153,7 +154,7 @@ def _mismatch(event: MemoryEvent, change: dict, obj) -> str | None:
         "what": label,
         "event": later.get_event_type_display(),
         "actor": later.get_actor_display(),
-        "when": date_format(later.created_at, "SHORT_DATETIME_FORMAT"),
+        "when": date_format(timezone.localtime(later.created_at), "Y-m-d H:i"),
         "id": later.pk,
     }
 

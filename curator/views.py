@@ -3,19 +3,18 @@
 from django.core.paginator import Paginator
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext_lazy as _
 
+from curator.metrics import home_metrics
 from curator.models import (
     Attachment,
+    ConversationTurn,
     Episode,
     Fact,
-    FactStatus,
-    FactType,
     Owner,
-    PendingItem,
-    PendingStatus,
 )
+from curator.writepath import due_pending
 from memsite.api import queue_pending
 from retrieval.indexing import vector_state
 
@@ -34,7 +33,7 @@ def home(request: HttpRequest) -> HttpResponse:
     owner = Owner.default()
     counts = {
         "facts": Fact.objects.filter(owner=owner).live().count(),
-        "pending": PendingItem.objects.filter(owner=owner, status=PendingStatus.PENDING).count(),
+        "pending": due_pending(owner).count(),
         "episodes": Episode.objects.filter(owner=owner).count(),
         "attachments": Attachment.objects.filter(owner=owner).count(),
     }
@@ -43,8 +42,27 @@ def home(request: HttpRequest) -> HttpResponse:
         "counts": counts,
         "index": index_status(),
         "empty": not any(counts.values()),
+        "metrics": home_metrics(owner),
     }
     return _render(request, "curator/home.html", context)
+
+
+def landing(request: HttpRequest) -> HttpResponse:
+    """Where a login lands: the review queue once onboarding is done, else the home page."""
+    return redirect("review" if Owner.default().identity_confirmed else "home")
+
+
+def turn(request: HttpRequest, pk: int) -> HttpResponse:
+    """One conversation turn in its session, with a few turns around it for context."""
+    current = get_object_or_404(ConversationTurn.objects.select_related("session"), pk=pk)
+    around = ConversationTurn.objects.filter(
+        session=current.session,
+        turn_index__gte=current.turn_index - 3,
+        turn_index__lte=current.turn_index + 3,
+    )
+    facts = Fact.objects.filter(source_turn=current).order_by("-created_at")
+    context = {"turn": current, "around": around, "facts": facts}
+    return _render(request, "curator/turn.html", context)
 
 
 def index_status() -> dict:
@@ -60,29 +78,6 @@ def index_status() -> dict:
         "reason": state.reason,
         "queue": queue_pending(),
     }
-
-
-def facts(request: HttpRequest) -> HttpResponse:
-    status = request.GET.get("status") or FactStatus.ACTIVE
-    fact_type = request.GET.get("type", "")
-    queryset = Fact.objects.filter(owner=Owner.default(), status=status).order_by("-updated_at")
-    if fact_type:
-        queryset = queryset.filter(type=fact_type)
-    context = {
-        "page_obj": _page(request, queryset),
-        "status": status,
-        "fact_type": fact_type,
-        "statuses": FactStatus.choices,
-        "types": FactType.choices,
-    }
-    return _render(request, "curator/facts.html", context)
-
-
-def review(request: HttpRequest) -> HttpResponse:
-    queryset = PendingItem.objects.filter(
-        owner=Owner.default(), status=PendingStatus.PENDING
-    ).select_related("conflicts_with")
-    return _render(request, "curator/review.html", {"page_obj": _page(request, queryset)})
 
 
 def episodes(request: HttpRequest) -> HttpResponse:

@@ -137,7 +137,9 @@ def revisions(request: HttpRequest, key: str) -> HttpResponse:
     current = cards.fingerprint(cards.read(key))
     for rev in page:
         rev.is_current = cards.fingerprint(rev.content) == current  # nothing to restore
-    context = {"key": key, "spec": spec, "page_obj": page}
+    # Compare the newest revision that differs from the card with the card itself.
+    default_from = next((n for n, rev in enumerate(page, 1) if not rev.is_current), 1)
+    context = {"key": key, "spec": spec, "page_obj": page, "default_from": default_from}
     return _render(request, "curator/cards_revisions.html", context)
 
 

@@ -25,7 +25,7 @@ from curator.models import ConversationTurn, Fact, FactStatus, FactType, Role, S
 from curator.writepath import Candidate, InvalidCandidate, Result, change_fact, propose
 from lifecycle import llm, rules
 from lifecycle.embedqueue import dead_letter
-from lifecycle.models import DeadTask, ExtractionItem, QueueStatus
+from lifecycle.models import DeadTask, ExtractionItem, JobKind, QueueStatus, Trigger
 
 log = logging.getLogger(__name__)
 # Delays before LLM retries of a turn (attempt 1, 2, 3 ...); the nightly run also picks them up.
@@ -75,7 +75,8 @@ def extract_turn(turn: ConversationTurn, *, job_run: str = "", force_llm: bool =
     if turn.role != Role.USER:
         ConversationTurn.objects.filter(pk=turn.pk).update(extracted=True)  # nothing to extract
         return []
-    use_llm = force_llm or _retrying(turn) or (wants_llm(turn) and reserve_llm_call(turn.session))
+    again = (force_llm or _retrying(turn)) and llm.configured()  # a retry keeps its reserved call
+    use_llm = again or (wants_llm(turn) and reserve_llm_call(turn.session))
     if not use_llm:
         return _commit(turn, rule_candidates(turn), job_run)
     try:
@@ -86,14 +87,16 @@ def extract_turn(turn: ConversationTurn, *, job_run: str = "", force_llm: bool =
     return _commit(turn, plan.candidates, job_run, boosts=plan.boosts)
 
 
-def _commit(turn, candidates: list[Candidate], job_run: str, boosts=()) -> list[Result]:
+def _commit(turn, candidates: list[Candidate], job_run: str, boosts=None) -> list[Result]:
     """Propose every candidate and mark the turn, in one transaction (all or nothing)."""
     results: list[Result] = []
-    owner = turn.session.owner
+    owner, boosts = turn.session.owner, boosts or {}
     with transaction.atomic():
         if ConversationTurn.objects.filter(pk=turn.pk, extracted=True).exists():
             return []  # another worker finished it meanwhile
         for index, candidate in enumerate(candidates):
+            if index in boosts and not Fact.objects.active().filter(pk=boosts[index]).exists():
+                continue  # changed since the model saw it: repeating it would revert the change
             try:
                 result = propose(
                     candidate,
@@ -106,7 +109,7 @@ def _commit(turn, candidates: list[Candidate], job_run: str, boosts=()) -> list[
                 log.info("turn %s: candidate refused by the write path: %s", turn.pk, exc)
                 continue
             results.append(result)
-            if index in boosts and result.fact is not None:
+            if index in boosts and result.outcome == "boosted" and result.fact is not None:
                 _raise_importance(result.fact, job_run)
         ConversationTurn.objects.filter(pk=turn.pk).update(extracted=True)
         ExtractionItem.objects.filter(turn=turn).exclude(status=QueueStatus.DONE).update(
@@ -176,7 +179,7 @@ def give_up(turn_id: int) -> None:
     )
 
 
-def retry_now(turn_id: int) -> list[Result]:
+def retry_now(turn_id: int, job_run: str = "") -> list[Result]:
     """A person's Retry of an extraction dead letter: the LLM gets the turn again."""
     turn = ConversationTurn.objects.select_related("session__owner").get(pk=turn_id)
     ExtractionItem.objects.filter(turn=turn).update(
@@ -185,7 +188,31 @@ def retry_now(turn_id: int) -> list[Result]:
     if turn.extracted:  # the rules extractor took it after the last failure
         ConversationTurn.objects.filter(pk=turn.pk).update(extracted=False)
         turn.extracted = False
-    return extract_turn(turn, force_llm=llm.configured())
+    return extract_turn(turn, job_run=job_run, force_llm=llm.configured())
+
+
+def run_turn(turn_id: int, *, retry: bool = False) -> ExtractionItem | None:
+    """The job: extract one turn; a run is recorded when it proposed anything.
+
+    Returns the waiting queue item when the LLM failed and a retry is due later.
+    """
+    from lifecycle import runs
+
+    turn = ConversationTurn.objects.select_related("session__owner").filter(pk=turn_id).first()
+    if turn is None:
+        return None  # deleted meanwhile
+    run_id, began = runs.new_run_id("extract"), timezone.now()
+    try:
+        results = retry_now(turn_id, run_id) if retry else extract_turn(turn, job_run=run_id)
+    except ExtractionDeferred:
+        return ExtractionItem.objects.filter(turn=turn, status=QueueStatus.WAITING).first()
+    if results:
+        counts = {"turn": turn.pk}
+        for result in results:
+            counts[result.outcome] = counts.get(result.outcome, 0) + 1
+        trigger = Trigger.MANUAL if retry else Trigger.SCHEDULE
+        runs.record_single(JobKind.EXTRACT, trigger, run_id, counts, began)
+    return None
 
 
 # --------------------------------------------------------------------------------------
@@ -243,7 +270,7 @@ If nothing is worth keeping, answer {"operations": []}."""
 @dataclass
 class Plan:
     candidates: list[Candidate] = field(default_factory=list)
-    boosts: set[int] = field(default_factory=set)  # candidate indexes that came from BOOST
+    boosts: dict[int, int] = field(default_factory=dict)  # candidate index -> boosted fact id
     invented: list = field(default_factory=list)  # ids the model made up (rejected)
 
 
@@ -418,7 +445,7 @@ def _about(name: str, op: dict, fact: Fact, turn, plan: Plan) -> list[Candidate]
             )
         ]
     if name == "BOOST":
-        plan.boosts.add(len(plan.candidates))
+        plan.boosts[len(plan.candidates)] = fact.pk
         # The same text on the same subject + predicate is a repeat: the write path boosts it.
         return [
             _added(

@@ -1,10 +1,75 @@
-"""Huey tasks: thin, idempotent, take ids, call domain functions."""
+"""Huey tasks: thin, idempotent, take ids, call the plain functions of this app.
 
-from huey.contrib.djhuey import db_task
+The API and the pages call the tasks by name (`extract_turn`, `end_session`, `index_item`);
+retries are scheduled here because only the task knows how to call itself later.
+Periodic tasks run in the consumer `manage.py serve` starts (times in settings.TIME_ZONE).
+"""
 
-from retrieval import indexing
+from django.conf import settings
+from django.db import DatabaseError
+from huey.contrib.djhuey import HUEY, db_periodic_task, db_task
+
+from lifecycle import consolidate, embedqueue, extract, metrics, schedule, sessions
+from lifecycle.models import Trigger
 
 
 @db_task()
-def index_item(kind: str, object_id: int) -> None:
-    indexing.reindex_one(kind, object_id)
+def index_item(kind: str, object_id: int, attempt: int = 0) -> None:
+    """Index one item; on failure retry after 1 s, 4 s, 16 s ... then a dead letter."""
+    result = embedqueue.index_with_retry(kind, object_id, attempt)
+    if result.status == embedqueue.RETRY:
+        index_item.schedule(args=(kind, object_id, attempt + 1), delay=result.delay)
+
+
+def _retry_later(turn_id: int, item) -> None:
+    if item is not None and item.next_attempt_at is not None:
+        extract_turn.schedule(args=(turn_id,), eta=item.next_attempt_at)
+
+
+@db_task()
+def extract_turn(turn_id: int) -> None:
+    """Queued when a turn is recorded: rules or LLM extraction through the write path."""
+    _retry_later(turn_id, extract.run_turn(turn_id))
+
+
+@db_task()
+def retry_extraction(turn_id: int) -> None:
+    """A person's Retry of an extraction dead letter."""
+    _retry_later(turn_id, extract.run_turn(turn_id, retry=True))
+
+
+@db_task()
+def end_session(session_pk: int) -> None:
+    """Episode and scratchpad for a finished session (the API returns this task's id)."""
+    sessions.run_end(session_pk)
+
+
+@db_task()
+def consolidate_now(run_id: str) -> None:
+    """"Run consolidation now" from the Jobs page (its JobRun row already exists)."""
+    consolidate.run(Trigger.MANUAL, run_id=run_id)
+
+
+@db_periodic_task(schedule.at_local(settings.CONSOLIDATE_HOUR))
+def nightly_consolidation() -> None:
+    consolidate.run(Trigger.SCHEDULE)
+
+
+@db_periodic_task(schedule.hourly(7))
+def hourly_upkeep() -> None:
+    metrics.snapshot()
+    if consolidate.catch_up_due():
+        consolidate.run(Trigger.CATCH_UP)
+
+
+@db_periodic_task(schedule.every_minute)
+def heartbeat() -> None:
+    schedule.beat()
+
+
+@HUEY.on_startup()
+def consumer_started() -> None:
+    try:
+        schedule.beat(started=True)
+    except DatabaseError:  # not migrated yet: the minute heartbeat will say it later
+        pass

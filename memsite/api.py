@@ -105,8 +105,9 @@ def on_validation_error(request, exc: ValidationError):
     for err in exc.errors:
         fields.setdefault(_field_name(err.get("loc", ())), str(err.get("msg", "invalid")))
     listing = "; ".join(f"{name}: {msg}" for name, msg in fields.items())
-    return error(request, _("Invalid input (%(fields)s).") % {"fields": listing}, "invalid", 422,
-                 fields)
+    return error(
+        request, _("Invalid input (%(fields)s).") % {"fields": listing}, "invalid", 422, fields
+    )
 
 
 @api.exception_handler(AuthenticationError)

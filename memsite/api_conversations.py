@@ -66,7 +66,11 @@ def record_turn(request, payload: TurnIn):
             _("Turn %(n)s of session %(s)s was already recorded with other content (id %(id)s).")
             % {"n": payload.turn_index, "s": payload.session_id, "id": exc.turn.pk},
         ) from None
-    body = {"id": result.turn.pk, "session_id": payload.session_id, "turn_index": payload.turn_index}
+    body = {
+        "id": result.turn.pk,
+        "session_id": payload.session_id,
+        "turn_index": payload.turn_index,
+    }
     return Status(201 if result.created else 200, body)
 
 
@@ -85,12 +89,7 @@ def end_session(request, session_id: str):
     session = conv.session_for(session_id)
     if session is None:
         raise not_found(_("session"))
-    try:
-        result = conv.end_session(session)
-    except LookupError:
-        raise ApiError(
-            503, "not_available", _("Ending sessions is not available in this version yet.")
-        ) from None
+    result = conv.end_session(session)
     return Status(202, {"job_id": str(result.id)})
 
 

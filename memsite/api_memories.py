@@ -24,10 +24,10 @@ from memsite.api_common import (
     AUTH_ERRORS,
     MAX_OFFSET,
     MAX_PAGE,
-    Id,
     WRITE,
     WRITE_ERRORS,
     ErrorOut,
+    Id,
     not_found,
     owner,
 )
@@ -340,7 +340,9 @@ class HistoryOut(Schema):
 def memory_history(request, fact_id: Id):
     fact = _fact(fact_id)
     chain = fact.chain()
-    events = MemoryEvent.objects.filter(fact__in=[f.pk for f in chain]).order_by("-created_at", "-id")
+    events = MemoryEvent.objects.filter(fact__in=[f.pk for f in chain]).order_by(
+        "-created_at", "-id"
+    )
     return {
         "fact": fact_dict(fact),
         "chain": [fact_dict(f) for f in chain],
@@ -462,11 +464,12 @@ def later(request, item_id: Id, payload: LaterIn | None = None):
     if payload.until and payload.hours:
         raise ApiError(422, "invalid", _("Give until or hours, not both."), {"hours": "conflict"})
     if payload.until:
-        until = payload.until if timezone.is_aware(payload.until) else timezone.make_aware(
+        until = (
             payload.until
+            if timezone.is_aware(payload.until)
+            else timezone.make_aware(payload.until)
         )
     else:
         until = timezone.now() + timedelta(hours=payload.hours or 24)
     item = _pending_call(item_id, lambda: wp.snooze_pending(item_id, until, actor=AGENT))
     return {"pending": pending_dict(item)}
-

@@ -9,7 +9,6 @@ import json
 import mimetypes
 from dataclasses import dataclass
 from datetime import datetime
-from importlib import import_module
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -132,21 +131,16 @@ def _reopen(session: Session, timestamp) -> None:
         session.save(update_fields=changed)
 
 
-def task(name: str):
-    """A lifecycle task by name, or None while it does not exist (issue 6 adds them)."""
-    return getattr(import_module("lifecycle.tasks"), name, None)
-
-
 def queue_extraction(turn_id: int) -> None:
-    if (extract := task("extract_turn")) is not None:
-        extract(turn_id)
+    from lifecycle.tasks import extract_turn  # late: the tasks module imports half the project
+
+    extract_turn(turn_id)
 
 
 def end_session(session: Session):
     """Queue the session-end job (episode, scratchpad, pending extraction); its Huey result."""
-    job = task("end_session")
-    if job is None:
-        raise LookupError("end_session")
+    from lifecycle.tasks import end_session as job
+
     return job(session.pk)
 
 

@@ -188,7 +188,7 @@ API_MAX_BODY_BYTES = env_int("MEMSITE_API_MAX_BODY_BYTES", 1024 * 1024)
 API_ATTACHMENT_MAX_BYTES = env_int("MEMSITE_API_ATTACHMENT_MAX_BYTES", 20 * 1024 * 1024)
 API_RATE_LIMIT = env_int("MEMSITE_API_RATE_LIMIT", 600)
 INSTALLED_APPS += ["ninja"]
-MIDDLEWARE += ["memsite.api_errors.ApiErrorMiddleware"]
+MIDDLEWARE.insert(0, "memsite.api_errors.ApiErrorMiddleware")  # outermost: sees every error
 
 # Lifecycle (issue 6): extraction frequency, the embedding retry queue, the nightly
 # consolidation and its thresholds. Importance is on the write path's 0-1 scale.
@@ -223,3 +223,8 @@ CONTEXT_TURNS_TOKENS = env_int("MEMSITE_CONTEXT_TURNS_TOKENS", 2000)
 CONTEXT_EVIDENCE_TOKENS = env_int("MEMSITE_CONTEXT_EVIDENCE_TOKENS", 900)
 CONTEXT_RESERVE_TOKENS = env_int("MEMSITE_CONTEXT_RESERVE_TOKENS", 500)
 RECALL_LOG_DAYS = env_int("MEMSITE_RECALL_LOG_DAYS", 90)
+
+# Review desk (issue 3): the navigation's review count, and logins land on the review queue
+# once onboarding is done (curator.views.landing decides).
+TEMPLATES[0]["OPTIONS"]["context_processors"].append("curator.context_processors.review_badge")
+LOGIN_REDIRECT_URL = "landing"

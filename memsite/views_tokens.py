@@ -41,7 +41,10 @@ class TokenForm(forms.Form):
     scope = forms.ChoiceField(
         label=gettext_lazy("Access"),
         choices=[
-            (TokenScope.READ_WRITE, gettext_lazy("Read and write (record turns, propose memories)")),
+            (
+                TokenScope.READ_WRITE,
+                gettext_lazy("Read and write (record turns, propose memories)"),
+            ),
             (TokenScope.READ, gettext_lazy("Read only (search, context, lists)")),
         ],
         initial=TokenScope.READ_WRITE,

@@ -213,9 +213,7 @@ def _with_object_ids(rows: list[tuple]) -> list[Hit]:
         return []
     ids = [r[0] for r in rows]
     with connection.cursor() as cur:
-        cur.execute(
-            f"SELECT id, object_id FROM retrieval_searchdoc WHERE id IN ({_in(ids)})", ids
-        )
+        cur.execute(f"SELECT id, object_id FROM retrieval_searchdoc WHERE id IN ({_in(ids)})", ids)
         objects = dict(cur.fetchall())
     return [Hit(d, kind, objects[d], dist) for d, kind, dist in rows if d in objects]
 
@@ -227,7 +225,9 @@ def vector_hits_for(
     if exact is None:
         exact = owner_vector_count(filters.owner_id) <= settings.SEARCH_EXACT_MAX
     knn = _knn_exact if exact else _knn_bits
-    rows = [row for where, params in _vec_groups(filters) for row in knn(vector, where, params, limit)]
+    rows = [
+        row for where, params in _vec_groups(filters) for row in knn(vector, where, params, limit)
+    ]
     rows.sort(key=lambda r: r[2])
     return _with_object_ids(rows[:limit])
 

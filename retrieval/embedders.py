@@ -184,8 +184,23 @@ class QueryCache:
 query_cache = QueryCache()
 
 
-@lru_cache(maxsize=1)
+_override = None
+
+
+def use_embedder(embedder) -> None:
+    """Use this embedder instead of the configured one (benchmarks, tests); None resets."""
+    global _override
+    _override = embedder
+    query_cache.clear()
+
+
 def get_embedder():
+    """The embedder in use: an override if set, else the configured one (built once)."""
+    return _override if _override is not None else _configured()
+
+
+@lru_cache(maxsize=1)
+def _configured():
     if settings.EMBEDDING_MODEL:
         return OpenAIEmbedder(
             settings.EMBEDDING_BASE_URL,
@@ -196,3 +211,11 @@ def get_embedder():
             timeout=getattr(settings, "EMBEDDING_TIMEOUT", 30.0),
         )
     return LocalEmbedder()
+
+
+def _clear() -> None:
+    _configured.cache_clear()
+    query_cache.clear()
+
+
+get_embedder.cache_clear = _clear  # settings changed (tests): build the embedder again

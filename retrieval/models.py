@@ -11,9 +11,9 @@ for a moment but never show one that should be hidden.
 
 from django.db import models
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 from curator.models import Owner
-from django.utils.translation import gettext_lazy as _
 
 
 class Kind(models.TextChoices):

@@ -213,10 +213,10 @@ class Ranges:
     @classmethod
     def of(cls, candidates: list[Candidate]) -> Ranges:
         sims = [c.similarity for c in candidates if c.vector_rank and c.similarity is not None]
-        kws = [keyword_relevance(c.bm25) for c in candidates if c.keyword_rank and c.bm25 is not None]
-        return cls(
-            (min(sims), max(sims)) if sims else None, (min(kws), max(kws)) if kws else None
-        )
+        kws = [
+            keyword_relevance(c.bm25) for c in candidates if c.keyword_rank and c.bm25 is not None
+        ]
+        return cls((min(sims), max(sims)) if sims else None, (min(kws), max(kws)) if kws else None)
 
 
 def normalised_values(c: Candidate, params: Params, ranges: Ranges) -> dict[str, tuple]:

@@ -112,6 +112,7 @@ class SearchResult:
     k: int = 50
     filters: dict = field(default_factory=dict)
     recall_id: int | None = None
+    now: datetime | None = None
     # Everything scored, kept in memory only (the debugger's "why not" and charts use it).
     ranked: list = field(default_factory=list, repr=False)
     scoring_input: list = field(default_factory=list, repr=False)
@@ -165,7 +166,9 @@ def resolve_weights(preset: str | None, weights) -> tuple[str, scoring.Weights, 
             params = scoring.Params(half_life_days=float(half_life))
         unknown = set(weights) - set(scoring.COMPONENTS)
         if unknown:
-            raise SearchError(_("Unknown weight: %(names)s.") % {"names": ", ".join(sorted(unknown))})
+            raise SearchError(
+                _("Unknown weight: %(names)s.") % {"names": ", ".join(sorted(unknown))}
+            )
         try:
             weights = scoring.Weights(**{k: float(v) for k, v in weights.items()})
         except (TypeError, ValueError) as exc:
@@ -265,7 +268,10 @@ def display_text(kind: str, obj) -> tuple[str, str]:
     if kind == Kind.EPISODE:
         return obj.goal, obj.summary
     if kind == Kind.TURN:
-        return f"{obj.session.title or obj.session.external_id} #{obj.turn_index} {obj.role}", obj.content
+        return (
+            f"{obj.session.title or obj.session.external_id} #{obj.turn_index} {obj.role}",
+            obj.content,
+        )
     body = " — ".join(p for p in (obj.description, obj.extracted_text[:300]) if p)
     return obj.original_name, body or obj.original_name
 
@@ -406,7 +412,12 @@ def search(
     owner = resolve_owner(owner)
     limit, k = max(1, min(int(limit), MAX_LIMIT)), int(k or settings.SEARCH_TOP_K)
     f = Filters(
-        owner.pk, clean_kinds(kinds), include_inactive, time_from, time_to, session_id,
+        owner.pk,
+        clean_kinds(kinds),
+        include_inactive,
+        time_from,
+        time_to,
+        session_id,
         now or timezone.now(),
     )
     timings: dict[str, float] = {}
@@ -440,7 +451,10 @@ def search(
         effective = scoring.Weights(freshness=1.0)
         if mode == "hybrid" or channels.failures:
             reasons.append("no index answered: showing the most recent turns")
-    candidates = [to_candidate(kind, obj, merged.get((kind, obj.pk), {}), sims, f.now) for (kind, _), obj in live.items()]
+    candidates = [
+        to_candidate(kind, obj, merged.get((kind, obj.pk), {}), sims, f.now)
+        for (kind, _), obj in live.items()
+    ]
     ranked = scoring.rank(candidates, effective, params)
     timings["scoring"] = (time.perf_counter() - t0) * 1000
 
@@ -464,10 +478,16 @@ def search(
         candidates=len(ranked),
         limit=limit,
         k=k,
-        filters={"kinds": list(f.kinds), "include_inactive": include_inactive,
-                 "time_from": time_from, "time_to": time_to, "session_id": session_id},
+        filters={
+            "kinds": list(f.kinds),
+            "include_inactive": include_inactive,
+            "time_from": time_from,
+            "time_to": time_to,
+            "session_id": session_id,
+        },
         ranked=ranked,
         scoring_input=candidates,
+        now=f.now,
     )
     timings["total"] = (time.perf_counter() - started) * 1000
     if record:

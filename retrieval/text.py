@@ -36,7 +36,9 @@ STOPWORDS = frozenset(
     "most s t don now am".split()
 )
 # Single characters too common to say anything as a unigram (bigrams keep them).
-STOPCHARS = frozenset("我你他她它的了是在和与及或也都就而但呢吗吧啊呀着过把被让给对从向这那之其有不么个们")
+STOPCHARS = frozenset(
+    "我你他她它的了是在和与及或也都就而但呢吗吧啊呀着过把被让给对从向这那之其有不么个们"
+)
 # A query is cut to this many distinct terms per column: beyond it BM25 gains nothing
 # measurable and an OR over hundreds of posting lists only costs time.
 MAX_QUERY_TERMS = 256

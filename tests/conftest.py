@@ -1,6 +1,8 @@
 import pytest
 from django.contrib.auth import get_user_model
 
+from tests.api_helpers import anon_api, api, fresh_limits, read_api  # noqa: F401  (API fixtures)
+
 
 @pytest.fixture
 def owner_user(db):

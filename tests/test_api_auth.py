@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from memsite.models import ApiToken, TokenScope
 from memsite.tokens import RateLimiter, create_token, find_token, revoke_token
-from tests.api_helpers import Api, anon_api, api, assert_error, fresh_limits, read_api  # noqa: F401
+from tests.api_helpers import Api, assert_error
 
 TURN = {"session_id": "s1", "turn_index": 0, "role": "user", "content": "hi"}
 

@@ -7,7 +7,7 @@ from django.test import override_settings
 from django.utils import timezone
 
 from curator.models import Attachment, Episode, Fact, Owner
-from tests.api_helpers import api, assert_error, fresh_limits, read_api  # noqa: F401
+from tests.api_helpers import assert_error
 
 CALLS = [{"id": "c1", "function": {"name": "run_shell", "arguments": {"cmd": "free -m"}}}]
 RESULTS = [{"tool_call_id": "c1", "output": "orchard-2 内存不足 OOM killed celery"}]
@@ -58,8 +58,11 @@ def test_episodes_list_filter_and_read(api):
 
     ep = _episode(session=Session.objects.get(external_id="s9"), goal="修复内存泄漏")
     ep.linked_facts.add(Fact.objects.create(owner=Owner.default(), content="x"))
-    _episode(summary="写周报", started_at=timezone.now() - timedelta(days=10),
-             ended_at=timezone.now() - timedelta(days=10))
+    _episode(
+        summary="写周报",
+        started_at=timezone.now() - timedelta(days=10),
+        ended_at=timezone.now() - timedelta(days=10),
+    )
     assert api.get("/episodes").json()["count"] == 2
     found = api.get("/episodes", {"q": "内存泄漏"}).json()
     assert found["count"] == 1 and found["items"][0]["session_id"] == "s9"

@@ -3,7 +3,7 @@
 from django.db import OperationalError
 from django.test import override_settings
 
-from tests.api_helpers import anon_api, api, assert_error, fresh_limits  # noqa: F401
+from tests.api_helpers import assert_error
 
 
 def test_unknown_api_paths_answer_json_404(api):

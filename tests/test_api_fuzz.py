@@ -30,7 +30,9 @@ OPERATIONS = [
 
 JUNK = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 
@@ -108,8 +110,9 @@ def request_strategy(path: str, op: dict):
         body = st.just("multipart")
     else:
         body = st.just(None)
-    return st.fixed_dictionaries({"path": st.fixed_dictionaries(path_values), "query": query,
-                                  "body": body})
+    return st.fixed_dictionaries(
+        {"path": st.fixed_dictionaries(path_values), "query": query, "body": body}
+    )
 
 
 def send(client, headers, path, method, req):

@@ -8,7 +8,7 @@ from django.db import connection
 
 from curator.models import Fact, FactStatus, MemoryEvent, Owner, PendingItem
 from memsite.tokens import create_token
-from tests.api_helpers import Api, api, assert_error, fresh_limits, read_api  # noqa: F401
+from tests.api_helpers import Api, assert_error
 
 CITY = {
     "content": "住在杭州",
@@ -156,7 +156,8 @@ def test_it_edits_with_optimistic_concurrency(api):
     )
     assert response.status_code == 200 and response.json()["content"] == "住在杭州西湖区"
     stale = api.patch(
-        f"/memories/{fact['id']}", {"content": "住在宁波", "expected_updated_at": fact["updated_at"]}
+        f"/memories/{fact['id']}",
+        {"content": "住在宁波", "expected_updated_at": fact["updated_at"]},
     )
     assert_error(stale, 409, "stale_edit")
     assert Fact.objects.get(pk=fact["id"]).content == "住在杭州西湖区"

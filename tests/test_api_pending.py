@@ -6,7 +6,7 @@ import pytest
 from django.utils import timezone
 
 from curator.models import Fact, PendingItem, PendingStatus
-from tests.api_helpers import api, assert_error, fresh_limits, read_api  # noqa: F401
+from tests.api_helpers import assert_error
 
 UNSURE = {"content": "喜欢爬山", "subject": "user", "predicate": "hobby", "confidence": 0.7}
 
@@ -80,9 +80,10 @@ def test_later_without_a_time_means_a_day(api, item_id):
 
 def test_later_refuses_the_past_and_both_times(api, item_id):
     past = (timezone.now() - timedelta(hours=1)).isoformat()
-    assert "until" in assert_error(api.post(f"/pending/{item_id}/later", {"until": past}), 422)[
-        "fields"
-    ]
+    assert (
+        "until"
+        in assert_error(api.post(f"/pending/{item_id}/later", {"until": past}), 422)["fields"]
+    )
     assert_error(api.post(f"/pending/{item_id}/later", {"hours": 1, "until": past}), 422)
     assert_error(api.post(f"/pending/{item_id}/later", {"hours": -1}), 422)
 

@@ -2,7 +2,7 @@
 
 from curator import cards
 from curator.models import Owner
-from tests.api_helpers import api, assert_error, fresh_limits, read_api  # noqa: F401
+from tests.api_helpers import assert_error
 
 ANSWERS = {"assistant_name": "十一", "positioning": "私人助理", "address": "李雷"}
 

@@ -34,8 +34,9 @@ def test_it_creates_a_token_and_shows_it_once(client_in):
 
 
 def test_a_created_token_works_on_the_api(client_in):
-    secret = _secret(client_in.post("/settings/tokens/", {"name": "a", "scope": "read-write"})
-                     .content.decode())
+    secret = _secret(
+        client_in.post("/settings/tokens/", {"name": "a", "scope": "read-write"}).content.decode()
+    )
     response = client_in.get("/api/v1/traces", headers={"Authorization": f"Bearer {secret}"})
     assert response.status_code == 200
 
@@ -60,13 +61,17 @@ def test_it_revokes_a_token_without_javascript(client_in):
     assert response.status_code == 302 and response["Location"] == "/settings/"
     token.refresh_from_db()
     assert token.revoked_at is not None
-    assert client_in.get("/api/v1/traces", headers={"Authorization": f"Bearer {secret}"}
-                         ).status_code == 401
+    assert (
+        client_in.get("/api/v1/traces", headers={"Authorization": f"Bearer {secret}"}).status_code
+        == 401
+    )
 
 
 def test_revoke_ignores_a_foreign_next_url(client_in):
     token, _ = create_token("x")
-    response = client_in.post(f"/settings/tokens/{token.pk}/revoke/", {"next": "https://evil.example/"})
+    response = client_in.post(
+        f"/settings/tokens/{token.pk}/revoke/", {"next": "https://evil.example/"}
+    )
     assert response["Location"] == "/settings/tokens/"
 
 

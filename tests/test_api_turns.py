@@ -8,7 +8,7 @@ from django.db import connection
 from curator.models import ConversationTurn, Session
 from memsite.models import TokenScope
 from memsite.tokens import create_token
-from tests.api_helpers import Api, api, assert_error, fresh_limits  # noqa: F401
+from tests.api_helpers import Api, assert_error
 
 TURN = {
     "session_id": "chat-42",
@@ -47,8 +47,13 @@ def test_other_content_under_the_same_key_is_a_409(api):
 def test_it_keeps_tool_calls_and_results(api):
     calls = [{"id": "c1", "function": {"name": "grep", "arguments": {"q": "OOM"}}}]
     results = [{"tool_call_id": "c1", "output": "worker killed: 内存不足"}]
-    body = {**TURN, "role": "assistant", "turn_index": 1, "tool_calls": calls,
-            "tool_results": results}
+    body = {
+        **TURN,
+        "role": "assistant",
+        "turn_index": 1,
+        "tool_calls": calls,
+        "tool_results": results,
+    }
     turn_id = api.post("/turns", body).json()["id"]
     turn = ConversationTurn.objects.get(pk=turn_id)
     assert turn.tool_calls == calls and turn.tool_results == results
@@ -149,14 +154,14 @@ def test_ending_an_unknown_session_is_a_404(api):
 
 
 def test_ending_a_session_queues_the_job_and_returns_its_id(api, monkeypatch):
-    from memsite import conversations
+    from lifecycle import tasks
 
     calls = []
 
     class Result:
         id = "job-123"
 
-    monkeypatch.setattr(conversations, "task", lambda name: lambda pk: calls.append(pk) or Result)
+    monkeypatch.setattr(tasks, "end_session", lambda pk: calls.append(pk) or Result)
     api.post("/turns", TURN)
     response = api.post("/sessions/chat-42/end")
     assert response.status_code == 202 and response.json() == {"job_id": "job-123"}

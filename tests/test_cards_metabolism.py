@@ -1,7 +1,6 @@
 """Card metabolism: each rule on crafted cards, preview before apply, stale previews refused."""
 
-from datetime import datetime, timedelta
-from datetime import UTC as utc
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -9,7 +8,7 @@ from curator import cards, metabolism
 from curator.models import CardRevision, Fact, FactStatus, Owner, Source
 
 pytestmark = pytest.mark.django_db
-NOW = datetime(2026, 11, 22, 3, 0, tzinfo=utc)
+NOW = datetime(2026, 11, 22, 3, 0, tzinfo=UTC)
 
 
 @pytest.fixture(autouse=True)
@@ -99,9 +98,8 @@ def test_user_md_over_2kb_is_tidied_or_reported():
     cards.save("user", "# 小李\n" + line * 40 + "\n\n\n", "person")
     (change,) = metabolism.plan(NOW).changes
     assert change.after.count("喜欢安静") == 1
-    cards.save(
-        "user", "# 小李\n" + "".join(f"- 第{i}条不同的偏好说明文字\n" for i in range(120)), "x"
-    )
+    varied = "".join(f"- 第{i}条不同的偏好说明文字\n" for i in range(120))
+    cards.save("user", "# 小李\n" + varied, "person")
     plan = metabolism.plan(NOW)
     assert plan.empty and "shorten it by hand" in plan.warnings[0]
 
@@ -124,11 +122,11 @@ def test_a_failure_while_applying_changes_nothing(memory_dir, monkeypatch):
         raise OSError("disk full")
 
     real_save = cards.save
-    monkeypatch.setattr(
-        cards,
-        "save",
-        lambda key, *a, **k: broken() if key == "insights" else real_save(key, *a, **k),
-    )
+
+    def insights_fail(key, *args, **kwargs):
+        return broken() if key == "insights" else real_save(key, *args, **kwargs)
+
+    monkeypatch.setattr(cards, "save", insights_fail)
     with pytest.raises(OSError):
         metabolism.apply(None, now=NOW)
     assert cards.read("project") == before

@@ -26,11 +26,14 @@ def remote_embedder(settings):
 
 
 def _store_one_vector():
+    blob = np.ones(384, dtype=np.float32).tobytes()
     with connection.cursor() as cur:
         cur.execute(
-            "INSERT INTO search_vec(doc_id, embedding, kind, owner_id) VALUES (1, %s, 'fact', 1)",
-            [np.ones(384, dtype=np.float32).tobytes()],
+            "INSERT INTO search_vec(doc_id, owner_id, embedding, bits, kind, live, expires, ts, "
+            "session_id) VALUES (1, 1, %s, vec_quantize_binary(%s), 'fact', 1, 0, 0, 0)",
+            [blob, blob],
         )
+        cur.execute("INSERT INTO search_vecf(doc_id, embedding) VALUES (1, %s)", [blob])
 
 
 def test_a_remote_model_needs_its_dimension(db, remote_embedder):

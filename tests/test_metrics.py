@@ -67,9 +67,7 @@ def test_a_replacement_the_person_vouched_for_is_a_correction():
 
 def test_backlog_counts_waiting_items_at_each_day_end():
     items = queued(3)
-    PendingItem.objects.filter(pk=items[0].pk).update(
-        created_at=timezone.now() - timedelta(days=3)
-    )
+    PendingItem.objects.filter(pk=items[0].pk).update(created_at=timezone.now() - timedelta(days=3))
     wp.confirm_pending(items[1].pk)
     wp.snooze_pending(items[2].pk, timezone.now() + timedelta(days=1))
     m = metric("backlog")

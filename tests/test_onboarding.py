@@ -218,3 +218,12 @@ def test_confirming_again_supersedes_changed_answers_and_keeps_the_rest(owner):
     assert Fact.objects.active().count() == 8
     assert "正式" in cards.read("persona")
     assert CardRevision.objects.filter(card="persona").count() == 2
+
+
+def test_status_after_confirming_shows_the_confirmed_answers(owner):
+    onboarding.submit(ANSWERS, owner=owner)
+    owner.refresh_from_db()
+    data = onboarding.status(owner)
+    assert data["identity_confirmed"] and data["answers"]["address"] == "小李"
+    tech = Fact.objects.get(subject="user", predicate="tech_preferences")
+    assert tech.content.endswith(": Python; Django")

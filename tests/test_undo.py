@@ -12,7 +12,6 @@ from curator.models import (
     Fact,
     FactStatus,
     MemoryEvent,
-    Owner,
     PendingItem,
     PendingStatus,
     Priority,
@@ -24,7 +23,8 @@ pytestmark = pytest.mark.django_db
 
 
 def fact(content="住在杭州", predicate="城市", **kw) -> Fact:
-    return propose(Candidate(content, subject="李雷", predicate=predicate, **kw), actor="agent").fact
+    candidate = Candidate(content, subject="李雷", predicate=predicate, **kw)
+    return propose(candidate, actor="agent").fact
 
 
 def last(event_type) -> MemoryEvent:

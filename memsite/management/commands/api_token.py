@@ -27,7 +27,9 @@ class Command(BaseCommand):
         )
         sub.add_parser("list", help="List tokens (never their secrets).")
         revoke = sub.add_parser("revoke", help="Revoke a token by its id or its prefix.")
-        revoke.add_argument("token", help="The id shown by `list`, the token, or its first characters.")
+        revoke.add_argument(
+            "token", help="The id shown by `list`, the token, or its first characters."
+        )
 
     def handle(self, *args, **options):
         getattr(self, f"_{options['action']}")(options)

@@ -1,0 +1,249 @@
+"""Retrieval quality on public data: `python bench/recall.py [--sets locomo,zh,en]`.
+
+Loads ../shared/data (read in place, never copied) into a throwaway database through the
+product's own models and indexer, then asks every question through the same `search()`
+the API and the debugger call, and prints recall@1/5/10 and MRR per retriever:
+
+- LoCoMo (snap-research, CC BY-NC 4.0): each conversation is one owner, its sessions and
+  turns (content "Speaker: text", image captions appended, timestamps from the session
+  dates); questions of categories 1-4, searched within their conversation; gold = the
+  evidence dialog ids (normalised as ../shared/data/README.md says). "now" = the day after
+  the last session, as if the questions were asked then.
+- MADial-Bench zh and en (MIT): memories are episodes of their user (time = the memory's
+  date); the query is the dialogue before the test turn; gold = relevant ids.
+
+Retrievers: keyword only (BM25, weight 1), vector only (cosine, weight 1), and the three
+presets with their fixed weights (the product defaults, not tuned per set). Vectors are
+cached in bench/.cache (the first run embeds ~6,200 texts and ~1,900 queries: about 3-5
+minutes on two cores; later runs take about two minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from retrieval_kit import DiskCachedEmbedder, setup_django, table  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+RETRIEVERS = {
+    "keyword": {"mode": "keyword", "weights": {"keyword": 1}},
+    "vector": {"mode": "semantic", "weights": {"semantic": 1}},
+    "shiyi": {"preset": "shiyi"},
+    "semibot": {"preset": "semibot"},
+    "openakita": {"preset": "openakita"},
+}
+BM25_REFERENCE = {"locomo": (0.263, 0.468, 0.549), "zh": (0.223, 0.469, 0.612), "en": None}
+TARGET_R5 = {"locomo": 0.56, "zh": 0.58, "en": 0.57}
+
+
+# --------------------------------------------------------------------------------------
+# Loading the data through the product's models
+# --------------------------------------------------------------------------------------
+
+
+def _evidence_ids(raw: list[str]) -> set[str]:
+    out = set()
+    for item in raw:
+        for part in re.split(r"[;,\s]+", item):
+            if m := re.match(r"D:?(\d+):0*(\d+)", part):
+                out.add(f"D{int(m[1])}:{int(m[2])}")
+    return out
+
+
+def load_locomo(limit: int | None) -> list[dict]:
+    from curator.models import ConversationTurn, Owner, Session, Source  # noqa: F401
+
+    convs = json.loads((DATA / "locomo" / "locomo10.json").read_text())[:limit]
+    questions = []
+    for conv in convs:
+        owner = Owner.objects.create(key=f"locomo-{conv['sample_id']}")
+        c = conv["conversation"]
+        by_dia, last = {}, None
+        n = 1
+        while f"session_{n}" in c:
+            when = datetime.strptime(c[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y")
+            when = when.replace(tzinfo=UTC)
+            session = Session.objects.create(
+                owner=owner, external_id=f"locomo-{conv['sample_id']}-{n}", started_at=when
+            )
+            turns = []
+            for j, t in enumerate(c[f"session_{n}"]):
+                text = f"{t['speaker']}: {t['text']}"
+                if t.get("blip_caption"):
+                    text += f" [shares an image: {t['blip_caption']}]"
+                turns.append(
+                    ConversationTurn(
+                        session=session,
+                        turn_index=j,
+                        role="user" if t["speaker"] == c["speaker_a"] else "assistant",
+                        content=text,
+                        timestamp=when + timedelta(minutes=j),
+                    )
+                )
+            for turn, t in zip(ConversationTurn.objects.bulk_create(turns), c[f"session_{n}"], strict=True):
+                by_dia[t["dia_id"]] = turn.pk
+            last = when
+            n += 1
+        now = last + timedelta(days=1)
+        for qa in conv["qa"]:
+            if qa["category"] not in (1, 2, 3, 4):
+                continue
+            gold = {("turn", by_dia[d]) for d in _evidence_ids(qa.get("evidence", [])) if d in by_dia}
+            if gold:
+                questions.append(
+                    {"owner": owner.pk, "query": qa["question"], "gold": gold, "now": now,
+                     "group": f"cat{qa['category']}"}
+                )
+    return questions
+
+
+def _dialogue_query(lines: list[str], upto: int) -> str:
+    out = []
+    for line in lines[:upto]:
+        line = line.strip()
+        if line in ("<BOD>", "<EOD>") or not line:
+            continue
+        if m := re.match(r"<([^>]+)>:\s*\"?(.*?)\"?$", line):
+            line = f"{m[1]}: {m[2]}"
+        out.append(line)
+    return "\n".join(out)
+
+
+def load_madial(lang: str) -> list[dict]:
+    from curator.models import Episode, Owner
+
+    base = DATA / "madial_bench"
+    zh_memory = [json.loads(x) for x in (base / "MADial-Bench-zh-memory.json").open() if x.strip()]
+    user_of = {k: v["user-id"] for d in zh_memory for k, v in d.items()}
+    memory = [json.loads(x) for x in (base / f"MADial-Bench-{lang}-memory.json").open() if x.strip()]
+    owners, ids = {}, {}
+    for line in memory:
+        for mid, m in line.items():
+            uid = m.get("user-id", user_of.get(mid))
+            if uid not in owners:
+                owners[uid] = Owner.objects.create(key=f"madial-{lang}-{uid}")
+            when = datetime.strptime(m["time"], "%Y-%m-%d").replace(tzinfo=UTC)
+            ep = Episode.objects.create(
+                owner=owners[uid], summary=m["event"], started_at=when, ended_at=when, source="bench"
+            )
+            ids[mid] = (ep.pk, uid, when)
+    latest = {uid: max(w for _, u, w in ids.values() if u == uid) for uid in owners}
+    questions = []
+    dialogues = base / f"MADial-Bench-{lang}-dialogue.json"
+    for line in dialogues.open():
+        if not line.strip():
+            continue
+        d = json.loads(line)
+        uid = d["user-id"]
+        gold = {("episode", ids[str(r)][0]) for r in d["relevant-id"] if str(r) in ids}
+        if gold and uid in owners:
+            questions.append(
+                {"owner": owners[uid].pk, "query": _dialogue_query(d["dialogue"], d["test-turn"][0]),
+                 "gold": gold, "now": latest[uid] + timedelta(days=1), "group": "all"}
+            )
+    return questions
+
+
+def index_everything() -> None:
+    from retrieval.reindex import reindex
+
+    started = time.monotonic()
+    summary = reindex()
+    print(f"  indexed {summary.done} items in {time.monotonic() - started:.0f}s", file=sys.stderr)
+
+
+# --------------------------------------------------------------------------------------
+# Measuring
+# --------------------------------------------------------------------------------------
+
+
+def evaluate(questions: list[dict], retriever: dict) -> dict[str, dict[str, float]]:
+    from retrieval.search import search
+
+    sums: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for q in questions:
+        result = search(
+            q["query"], owner=q["owner"], limit=10, now=q["now"], record=False, **retriever
+        )
+        keys = [(i.kind, i.id) for i in result.items]
+        gold = q["gold"]
+        first = next((n for n, key in enumerate(keys, 1) if key in gold), None)
+        values = {f"R@{k}": len(gold & set(keys[:k])) / len(gold) for k in (1, 5, 10)}
+        values["MRR"] = 1 / first if first else 0.0
+        for group in ("all", q["group"]):
+            sums[group]["n"] += 1
+            for name, value in values.items():
+                sums[group][name] += value
+    return {g: {k: (v / s["n"] if k != "n" else v) for k, v in s.items()} for g, s in sums.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("--sets", default="locomo,zh,en", help="comma list of locomo, zh, en")
+    parser.add_argument("--retrievers", default=",".join(RETRIEVERS))
+    parser.add_argument("--limit-conversations", type=int, default=None, help="LoCoMo subset")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="NAME=VALUE",
+        help="override a MEMSITE_ setting, e.g. --set SEARCH_TOP_K=20",
+    )
+    args = parser.parse_args()
+    overrides = dict(item.split("=", 1) for item in args.set)
+    setup_django("recall", overrides)
+
+    from retrieval.embedders import get_embedder, use_embedder
+
+    embedder = DiskCachedEmbedder(get_embedder())
+    use_embedder(embedder)
+    loaders = {"locomo": lambda: load_locomo(args.limit_conversations),
+               "zh": lambda: load_madial("zh"), "en": lambda: load_madial("en")}
+    sets = {}
+    for name in args.sets.split(","):
+        print(f"loading {name}", file=sys.stderr)
+        sets[name] = loaders[name]()
+    index_everything()
+    for name, questions in sets.items():
+        embedder.warm_queries([q["query"] for q in questions])
+
+    names = args.retrievers.split(",")
+    print(f"\nRetrieval recall (top 10 per question; overrides: {overrides or 'none'})\n")
+    summary_rows = []
+    for set_name, questions in sets.items():
+        results = {}
+        for r in names:
+            started = time.monotonic()
+            results[r] = evaluate(questions, RETRIEVERS[r])
+            print(f"  {set_name}/{r}: {time.monotonic() - started:.0f}s", file=sys.stderr)
+        groups = sorted(results[names[0]], key=lambda g: (g != "all", g))
+        rows = []
+        for g in groups:
+            for r in names:
+                m = results[r][g]
+                rows.append([g, r, int(m["n"]), m["R@1"], m["R@5"], m["R@10"], m["MRR"]])
+        if ref := BM25_REFERENCE.get(set_name):
+            rows.append(["all", "BM25 reference (data README)", "", *ref, ""])
+        print(f"### {set_name}\n")
+        print(table(["group", "retriever", "n", "R@1", "R@5", "R@10", "MRR"], rows))
+        print()
+        best_single = max(results["keyword"]["all"]["R@5"], results["vector"]["all"]["R@5"]) if {"keyword", "vector"} <= set(names) else None
+        if "shiyi" in names:
+            shiyi = results["shiyi"]["all"]
+            summary_rows.append(
+                [set_name, shiyi["R@5"], shiyi["R@10"], best_single if best_single is not None else "",
+                 TARGET_R5[set_name],
+                 "yes" if best_single is not None and shiyi["R@5"] > best_single and shiyi["R@5"] >= TARGET_R5[set_name] else "no"]
+            )
+    if summary_rows:
+        print("### default (shiyi) against the targets\n")
+        print(table(["set", "R@5", "R@10", "best single R@5", "target R@5", "met"], summary_rows))
+
+
+if __name__ == "__main__":
+    main()

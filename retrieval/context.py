@@ -1,0 +1,313 @@
+"""Context assembly (seed 000 section 5): what an agent injects into its prompt for a message.
+
+Sections, each with its own budget, within max_context_tokens (defaults from settings):
+the core cards (persona + user, compiled by curator.compiler; 600), the session's recent
+turns (2,000), long-term evidence (900, 3-5 items; only when the message triggers it or
+the caller asks) and a reserve for the answer (500). Over budget, evidence goes first
+(lowest ranked first), then the oldest turns; the core cards are never cut here (their
+compiler keeps them within their own budget). A time expression in the message becomes a
+time filter on the evidence search (turns and episodes).
+
+`assemble` is a plain function returning a dataclass with `to_dict()`; the API and the
+debugger's context preview call the same function.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from django.conf import settings
+from django.utils import timezone
+
+from curator.models import Actor, ConversationTurn, Session
+from retrieval import budget as tb
+from retrieval import triggers
+from retrieval.search import SearchResult, resolve_owner, search
+
+log = logging.getLogger(__name__)
+EVIDENCE_MIN, EVIDENCE_MAX = 3, 5
+# A single turn may take at most this share of the turns budget (long tool output).
+TURN_SHARE = 4
+HEADINGS = {
+    "cards": "## Who we are",
+    "turns": "## Recent conversation",
+    "evidence": "## Relevant memories",
+}
+CUT_ORDER = ["evidence", "turns"]
+
+
+@dataclass
+class Budgets:
+    max_tokens: int
+    cards: int
+    turns: int
+    evidence: int
+    reserve: int
+
+    @classmethod
+    def from_settings(cls, max_tokens: int | None = None, **overrides) -> Budgets:
+        values = {
+            "max_tokens": max_tokens or settings.CONTEXT_MAX_TOKENS,
+            "cards": settings.CONTEXT_CARDS_TOKENS,
+            "turns": settings.CONTEXT_TURNS_TOKENS,
+            "evidence": settings.CONTEXT_EVIDENCE_TOKENS,
+            "reserve": settings.CONTEXT_RESERVE_TOKENS,
+        }
+        values.update({k: int(v) for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+
+@dataclass
+class ContextSection:
+    name: str
+    budget: int
+    tokens: int
+    items: list[dict]
+    text: str
+    dropped: list[dict] = field(default_factory=list)
+
+    @property
+    def share(self) -> float:
+        return self.tokens / self.budget if self.budget else 0.0
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "budget": self.budget,
+            "tokens": self.tokens,
+            "items": self.items,
+            "dropped": self.dropped,
+        }
+
+
+@dataclass
+class ContextResult:
+    query: str
+    text: str
+    sections: list[ContextSection]
+    budgets: Budgets
+    detection: triggers.Detection
+    evidence_requested: str
+    degraded: bool = False
+    degraded_reason: str = ""
+    over_by: int = 0
+    search: SearchResult | None = field(default=None, repr=False)
+
+    @property
+    def tokens(self) -> int:
+        """The estimate of the whole injected text, headings included."""
+        return tb.estimate_tokens(self.text)
+
+    @property
+    def triggered(self) -> bool:
+        return self.detection.triggered
+
+    def to_dict(self) -> dict:
+        return {
+            "text": self.text,
+            "tokens": self.tokens,
+            "sections": [s.to_dict() for s in self.sections],
+            "budget": {
+                "max_tokens": self.budgets.max_tokens,
+                "cards": self.budgets.cards,
+                "turns": self.budgets.turns,
+                "evidence": self.budgets.evidence,
+                "reserve": self.budgets.reserve,
+            },
+            "triggered": self.triggered,
+            "triggers": [t.to_dict() for t in self.detection.triggers],
+            "time_filter": self.detection.times[0].to_dict() if self.detection.times else None,
+            "degraded": self.degraded,
+            "degraded_reason": self.degraded_reason or None,
+        }
+
+
+# --------------------------------------------------------------------------------------
+# The three sections
+# --------------------------------------------------------------------------------------
+
+
+def core_cards(card_budget: int) -> list[tb.Block]:
+    """The persona and user cards as injected (compiled within their budget)."""
+    try:
+        from curator.compiler import compiled_profile
+    except ImportError:  # the cards feature is not installed: read the files as they are
+        return _raw_cards(card_budget)
+    profile = compiled_profile(card_budget)
+    blocks = []
+    for name, compiled in (("persona", profile.persona), ("user", profile.user)):
+        if compiled.text.strip():
+            text = compiled.text.strip()
+            blocks.append(
+                tb.Block(
+                    f"card:{name}", text, tb.estimate_tokens(text), {"kind": "card", "id": name}
+                )
+            )
+    return blocks
+
+
+def _raw_cards(card_budget: int) -> list[tb.Block]:
+    blocks = []
+    for name, rel in (("persona", "system/ShiYi.md"), ("user", "shared/User.md")):
+        try:
+            text = (Path(settings.MEMORY_DIR) / rel).read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            continue
+        text, _ = tb.truncate(text, card_budget // 2)
+        if text:
+            blocks.append(
+                tb.Block(
+                    f"card:{name}", text, tb.estimate_tokens(text), {"kind": "card", "id": name}
+                )
+            )
+    return blocks
+
+
+def _turn_line(turn: ConversationTurn, cap: int) -> tuple[str, bool]:
+    text, cut = tb.truncate(" ".join((turn.content or "").split()), cap)
+    return f"{turn.role}: {text}", cut
+
+
+def recent_turns(session: Session | None, turns_budget: int) -> list[tb.Block]:
+    """The session's turns, newest first (the trimmer drops from the end = the oldest)."""
+    if session is None:
+        return []
+    cap = max(1, turns_budget // TURN_SHARE)
+    blocks, used = [], 0
+    for turn in session.turns.order_by("-turn_index")[:200]:
+        line, cut = _turn_line(turn, cap)
+        tokens = tb.estimate_tokens(line) + 1
+        meta = {"kind": "turn", "id": turn.pk, "turn_index": turn.turn_index, "truncated": cut}
+        blocks.append(tb.Block(f"turn:{turn.pk}", line, tokens, meta))
+        used += tokens
+        if used > turns_budget * 2:  # enough to fill the budget; the trimmer does the rest
+            break
+    return blocks
+
+
+def _evidence_line(item, cap: int) -> tuple[str, bool]:
+    when = timezone.localtime(item.time).strftime("%Y-%m-%d") if item.time else ""
+    body = " ".join(item.content.split())
+    if item.kind == "attachment" and item.title:
+        body = f"{item.title}: {body}"
+    text, cut = tb.truncate(body, cap)
+    return f"- [{item.kind}{', ' + when if when else ''}] {text}", cut
+
+
+def evidence(
+    result: SearchResult, skip: set[tuple[str, int]], evidence_budget: int
+) -> list[tb.Block]:
+    """The best search results not already in the recent turns, at most 5, best first."""
+    cap = max(1, evidence_budget // EVIDENCE_MIN)  # so at least three items always fit
+    blocks = []
+    for item in result.items:
+        if (item.kind, item.id) in skip:
+            continue
+        line, cut = _evidence_line(item, cap)
+        meta = {
+            "kind": item.kind,
+            "id": item.id,
+            "rank": item.rank,
+            "score": round(item.score, 4),
+            "truncated": cut,
+        }
+        blocks.append(tb.Block(f"{item.kind}:{item.id}", line, tb.estimate_tokens(line) + 1, meta))
+        if len(blocks) == EVIDENCE_MAX:
+            break
+    return blocks
+
+
+# --------------------------------------------------------------------------------------
+# Assembly
+# --------------------------------------------------------------------------------------
+
+
+def _session(owner, session_id) -> Session | None:
+    if session_id in (None, ""):
+        return None
+    qs = Session.objects.filter(owner=owner)
+    found = qs.filter(pk=session_id).first() if str(session_id).isdigit() else None
+    return found or qs.filter(external_id=str(session_id)).first()
+
+
+def assemble(
+    query: str,
+    *,
+    owner=None,
+    session_id=None,
+    max_tokens: int | None = None,
+    evidence_mode: str = "auto",
+    preset: str | None = None,
+    weights=None,
+    now: datetime | None = None,
+    caller: str = "api",
+    actor: str = Actor.AGENT,
+    record: bool = True,
+    budgets: Budgets | None = None,
+) -> ContextResult:
+    """The context for one message. evidence_mode: "auto" (when triggered), "always", "never"."""
+    owner = resolve_owner(owner)
+    now = now or timezone.now()
+    budgets = budgets or Budgets.from_settings(max_tokens)
+    session = _session(owner, session_id)
+    detection = triggers.detect(query, timezone.localtime(now))
+    cards = tb.Section("cards", budgets.cards, core_cards(budgets.cards), protected=True)
+    turns = tb.Section("turns", budgets.turns, recent_turns(session, budgets.turns))
+    result, blocks = None, []
+    wanted = evidence_mode == "always" or (evidence_mode == "auto" and detection.triggered)
+    if wanted and query.strip():
+        span = detection.times[0] if detection.times else None
+        result = search(
+            query,
+            owner=owner,
+            limit=EVIDENCE_MAX + 5,
+            preset=preset,
+            weights=weights,
+            time_from=span.start if span else None,
+            time_to=span.end if span else None,
+            now=now,
+            caller=caller,
+            actor=actor,
+            record=record,
+        )
+        in_turns = {(b.meta["kind"], b.meta["id"]) for b in turns.blocks}
+        blocks = evidence(result, in_turns, budgets.evidence)
+    ev = tb.Section("evidence", budgets.evidence, blocks)
+    over = tb.trim([cards, turns, ev], budgets.max_tokens, budgets.reserve, CUT_ORDER)
+    sections = [_to_section(s) for s in (cards, turns, ev)]
+    degraded = bool(result and result.degraded)
+    return ContextResult(
+        query=query,
+        text=render(sections),
+        sections=sections,
+        budgets=budgets,
+        detection=detection,
+        evidence_requested=evidence_mode,
+        degraded=degraded,
+        degraded_reason=result.degraded_reason if degraded else "",
+        over_by=over,
+        search=result,
+    )
+
+
+def _to_section(section: tb.Section) -> ContextSection:
+    blocks = list(section.blocks)
+    if section.name == "turns":
+        blocks.reverse()  # kept newest-first for trimming; read oldest-first
+    text = "\n".join(b.text for b in blocks)
+    return ContextSection(
+        name=section.name,
+        budget=section.budget,
+        tokens=section.tokens,
+        items=[b.meta for b in blocks],
+        text=text,
+        dropped=[b.meta for b in section.dropped],
+    )
+
+
+def render(sections: list[ContextSection]) -> str:
+    parts = [f"{HEADINGS[s.name]}\n{s.text}" for s in sections if s.text.strip()]
+    return "\n\n".join(parts)
