@@ -178,11 +178,28 @@ def evaluate(questions: list[dict], retriever: dict) -> dict[str, dict[str, floa
         first = next((n for n, key in enumerate(keys, 1) if key in gold), None)
         values = {f"R@{k}": len(gold & set(keys[:k])) / len(gold) for k in (1, 5, 10)}
         values["MRR"] = 1 / first if first else 0.0
-        for group in ("all", q["group"]):
+        for group in {"all", q["group"]}:
             sums[group]["n"] += 1
             for name, value in values.items():
                 sums[group][name] += value
     return {g: {k: (v / s["n"] if k != "n" else v) for k, v in s.items()} for g, s in sums.items()}
+
+
+def apply_experiments(patches: list[str], tokenizer: str | None) -> None:
+    import importlib
+
+    from django.db import connection
+
+    for item in patches:
+        target, value = item.split("=", 1)
+        module, name = target.rsplit(".", 1)
+        setattr(importlib.import_module(module), name, json.loads(value))
+    if tokenizer:
+        with connection.cursor() as cur:
+            cur.execute("DROP TABLE search_fts")
+            cur.execute(
+                f"CREATE VIRTUAL TABLE search_fts USING fts5(tokens, grams, tokenize='{tokenizer}')"
+            )
 
 
 def main() -> None:
@@ -194,9 +211,15 @@ def main() -> None:
         "--set", action="append", default=[], metavar="NAME=VALUE",
         help="override a MEMSITE_ setting, e.g. --set SEARCH_TOP_K=20",
     )
+    parser.add_argument(
+        "--patch", action="append", default=[], metavar="module.NAME=VALUE",
+        help="experiment: set a module constant, e.g. --patch retrieval.backends.GRAMS_WEIGHT=0",
+    )
+    parser.add_argument("--fts-tokenizer", help="experiment: rebuild search_fts with this tokenizer")
     args = parser.parse_args()
     overrides = dict(item.split("=", 1) for item in args.set)
     setup_django("recall", overrides)
+    apply_experiments(args.patch, args.fts_tokenizer)
 
     from retrieval.embedders import get_embedder, use_embedder
 

@@ -9,11 +9,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import FieldDoesNotExist
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.formats import date_format
 from django.utils.safestring import SafeString
-from django.utils.text import Truncator
+from django.utils.text import Truncator, capfirst
 from django.utils.translation import gettext as _
 
 from curator.diff import inline_diff
@@ -46,7 +47,7 @@ def field_label(name: str) -> str:
         return extra[name]
     try:
         return str(Fact._meta.get_field(name).verbose_name)
-    except Exception:  # noqa: BLE001 - any unknown key is shown as is
+    except FieldDoesNotExist:  # a key a job added: shown as is
         return name
 
 
@@ -167,7 +168,18 @@ def describe(event: MemoryEvent) -> str:
         return _("Permanently deleted fact #%(id)s") % {"id": p.get("fact_id")}
     if kind == EventType.UPDATE:
         return _describe_update(event, p, text)
-    return _("%(what)s: %(text)s") % {"what": event.get_event_type_display(), "text": text}
+    simple = {
+        EventType.ARCHIVE: _("Archived %(text)s"),
+        EventType.DELETE: _("Deleted %(text)s"),
+        EventType.EXPIRE: _("%(text)s expired"),
+        EventType.DECAY: _("%(text)s decayed"),
+        EventType.MERGE: _("Merged %(text)s"),
+    }
+    if kind in simple:
+        return simple[kind] % {"text": text}
+    return capfirst(
+        _("%(what)s: %(text)s") % {"what": event.get_event_type_display(), "text": text}
+    )
 
 
 def _pending_content(event: MemoryEvent) -> str:

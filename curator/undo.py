@@ -28,6 +28,7 @@ from curator.models import (
     PendingItem,
     PendingReason,
     PendingStatus,
+    expiry_for,
 )
 from curator.normalize import content_key
 from curator.writepath import (
@@ -249,6 +250,8 @@ def undo_event(event_id: int, *, actor: str = "person", batch: str = "") -> Memo
                 _assign(obj, name, value)
             if change["kind"] == "pending" and obj.status != PendingStatus.SNOOZED:
                 obj.cooldown_until = None
+            if change["kind"] == "fact":
+                _renew_if_expired(obj)
             obj.save()
             getattr(work, change["kind"])(obj, before)
         if why := _would_collide(changes):
@@ -264,6 +267,12 @@ def undo_event(event_id: int, *, actor: str = "person", batch: str = "") -> Memo
             before=main_before,
             after=snapshot(main) if main else None,
         )
+
+
+def _renew_if_expired(fact: Fact) -> None:
+    """A fact brought back to life must not expire again the next night: a fresh span."""
+    if fact.status == FactStatus.ACTIVE and fact.expires_at and fact.expires_at <= timezone.now():
+        fact.expires_at = expiry_for(fact.priority)
 
 
 def _undo_drop(event: MemoryEvent, actor: str, batch: str) -> MemoryEvent:

@@ -81,7 +81,7 @@ def fact_list(owner: Owner, data: dict, status: str):
     if data.get("sort"):
         return facts.order_by(*SORTS[data["sort"]])
     rank = Case(*[When(pk=pk, then=i) for i, pk in enumerate(ids)], output_field=IntegerField())
-    return facts.order_by(rank) if ids else facts
+    return facts.order_by(rank) if ids else facts.order_by("-updated_at")
 
 
 @require_GET

@@ -23,10 +23,7 @@ log = logging.getLogger(__name__)
 def _redirect(request: HttpRequest, name: str) -> HttpResponse:
     """A real redirect, or a full-page one for HTMX (the navigation changes too)."""
     if request.htmx:
-        response = HttpResponseClientRedirect(reverse(name))
-        # Not text/html: the messages middleware then leaves queued messages for the next page.
-        response["Content-Type"] = "text/plain; charset=utf-8"
-        return response
+        return HttpResponseClientRedirect(reverse(name))
     return redirect(name)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
@@ -66,6 +67,10 @@ class Row:
     @property
     def scope_label(self) -> str:
         return str(dict(Scope.choices).get(self.c.get("scope"), self.c.get("scope") or "—"))
+
+    @property
+    def threshold(self) -> float:
+        return settings.CONFIDENCE_WRITE
 
     @property
     def percent(self) -> int:

@@ -11,7 +11,8 @@
   (REVIEW_BELOW, above the demotion line). A fact the person kept is never demoted and gets
   its importance back to 0.5 (seed 004 KEEP); one still unanswered after REVIEW_GRACE
   is demoted / archived, visibly and undoably.
-- Facts whose importance reached PROMOTE_AT get a "keep as core memory?" review item;
+- Facts whose importance reached PROMOTE_AT and that were repeated or recalled since they
+  were written get a "keep as core memory?" review item;
   confirming it marks the fact verified, which is what keeps a memory forever here.
 """
 
@@ -46,7 +47,7 @@ REVIEW_GRACE = timedelta(days=14)
 KEEP_IMPORTANCE = 0.5
 CORE_TAG, ARCHIVED_TAG = "core", "archived"
 DECAY_REVIEW_TAG, PROMOTION = "decay-review", "promotion"
-CHUNK = 100  # changes per transaction: short write locks while the API keeps writing
+CHUNK = 25  # changes per transaction: short write locks (~0.2 s) while the API keeps writing
 
 
 # --------------------------------------------------------------------------------------
@@ -225,9 +226,12 @@ def apply_thresholds(archive: list[int], demote: list[int], now, job_run: str) -
 
 def plan_reviews(now: datetime, reviews: Reviews):
     """(promote, ask_removal, keep_reset) fact lists."""
+    # "Crossed" the threshold: important *and* reinforced since it was written (repeated or
+    # recalled); a fact merely written with a high importance has proven nothing yet.
     promote = list(
         Fact.objects.active()
         .filter(verified=False, importance__gte=settings.PROMOTE_AT)
+        .filter(Q(hit_count__gte=2) | Q(access_count__gte=1))
         .exclude(pk__in=reviews.promotion)
         .exclude(tags__icontains=f'"{CORE_TAG}"')
         .order_by("-importance", "pk")

@@ -28,6 +28,7 @@ from retrieval.backends import float_vectors
 from retrieval.models import SearchDoc
 
 MERGE_TAG = "merge"
+DEFAULT_THRESHOLD, LOCAL_THRESHOLD = 0.9, 0.97
 NEIGHBOURS = 5
 FETCH = 5000  # vectors per query (SQLite variable limit)
 
@@ -116,12 +117,22 @@ def _asked_about() -> set[int]:
     )
 
 
-def find(threshold: float | None = None, seed=None) -> Findings:
-    threshold = settings.DEDUP_THRESHOLD if threshold is None else threshold
+def threshold() -> float:
+    """The configured similarity, else one that suits the embedder in use (measured: with the
+    bundled e5, paraphrases score 0.96-0.99 but so do "lives in Hangzhou / in Beijing")."""
+    if settings.DEDUP_THRESHOLD:
+        return settings.DEDUP_THRESHOLD
+    from retrieval.embedders import LocalEmbedder, get_embedder
+
+    return LOCAL_THRESHOLD if isinstance(get_embedder(), LocalEmbedder) else DEFAULT_THRESHOLD
+
+
+def find(similarity: float | None = None, seed=None) -> Findings:
+    similarity = threshold() if similarity is None else similarity
     rows = _rows()
     findings = Findings(exact=exact_groups(rows))
     merged = {r.pk for group in findings.exact for r in group[1:]}
-    pairs, findings.vectors = near_pairs(rows, merged, threshold, seed)
+    pairs, findings.vectors = near_pairs(rows, merged, similarity, seed)
     asked, used = _asked_about(), set()
     for sim, a, b in pairs:
         keep, drop = _keep_first([a, b])

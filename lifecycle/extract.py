@@ -112,7 +112,7 @@ def _commit(turn, candidates: list[Candidate], job_run: str, boosts=None) -> lis
             if index in boosts and result.outcome == "boosted" and result.fact is not None:
                 _raise_importance(result.fact, job_run)
         ConversationTurn.objects.filter(pk=turn.pk).update(extracted=True)
-        ExtractionItem.objects.filter(turn=turn).exclude(status=QueueStatus.DONE).update(
+        ExtractionItem.objects.filter(turn=turn, status=QueueStatus.WAITING).update(
             status=QueueStatus.DONE, next_attempt_at=None
         )
     turn.extracted = True

@@ -42,7 +42,7 @@ def snapshot(now: datetime | None = None, dry_run: bool = False) -> list[Metrics
     now = now or timezone.now()
     day = timezone.localtime(now).date()
     rows = []
-    for owner in Owner.objects.all():
+    for owner in list(Owner.objects.all()) or [Owner.default()]:
         values = values_for(owner, now)
         if dry_run:
             rows.append(MetricsSnapshot(owner=owner, date=day, values=values, taken_at=now))

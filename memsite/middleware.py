@@ -39,6 +39,9 @@ class HtmxMessagesMiddleware:
             getattr(request, "htmx", False)
             and not request.htmx.boosted
             and response.status_code < 300
+            # The browser is about to load another page, which shows the messages itself.
+            and "HX-Redirect" not in response
+            and "HX-Location" not in response
             and response.get("Content-Type", "").startswith("text/html")
             and not getattr(response, "streaming", False)
         )

@@ -201,7 +201,9 @@ EMBED_BACKOFF = [
     float(s) for s in env("MEMSITE_EMBED_BACKOFF", "1,4,16,64,256").split(",") if s.strip()
 ]
 CONSOLIDATE_HOUR = env_int("MEMSITE_CONSOLIDATE_HOUR", 3)  # local time in TIME_ZONE
-DEDUP_THRESHOLD = env_float("MEMSITE_DEDUP_THRESHOLD", 0.9)
+# Unset: 0.9 (seed 002) for a remote embedding model, 0.97 for the bundled e5, whose cosine
+# range is compressed (unrelated facts of the same shape often score above 0.9).
+DEDUP_THRESHOLD = env_float("MEMSITE_DEDUP_THRESHOLD", 0) or None
 DEDUP_MAX_PROPOSALS = env_int("MEMSITE_DEDUP_MAX_PROPOSALS", 50)
 ARCHIVE_BELOW = env_float("MEMSITE_ARCHIVE_BELOW", 0.1)
 DEMOTE_BELOW = env_float("MEMSITE_DEMOTE_BELOW", 0.3)

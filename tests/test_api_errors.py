@@ -1,5 +1,6 @@
 """Every error under /api/ is JSON {"detail", "code", "fields"?} with the right status."""
 
+import pytest
 from django.db import OperationalError
 from django.test import override_settings
 
@@ -74,3 +75,28 @@ def test_pages_outside_the_api_keep_their_html_404(client_in):
     response = client_in.get("/no-such-page/")
     assert response.status_code == 404
     assert not response["Content-Type"].startswith("application/json")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_real_lock_held_past_the_busy_timeout_is_a_503(fresh_limits):
+    """Another writer holds SQLite's write lock longer than we are willing to wait."""
+    import sqlean
+    from django.db import connection
+    from django.test import Client
+
+    from memsite.tokens import create_token
+    from tests.api_helpers import Api
+
+    _, raw = create_token("agent")
+    other = sqlean.connect(str(connection.settings_dict["NAME"]), isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        with connection.cursor() as cur:
+            cur.execute("PRAGMA busy_timeout = 50")
+        turn = {"session_id": "s", "turn_index": 0, "role": "user", "content": "hi"}
+        response = Api(Client(), raw).post("/turns", turn)
+    finally:
+        other.rollback()
+        other.close()
+        connection.close()  # the next test gets a connection with the normal busy timeout
+    assert_error(response, 503, "database_busy")

@@ -85,8 +85,12 @@ def test_bad_weights_are_422(api):
 def test_context_assembles_cards_turns_and_evidence(memory):
     response = memory.post(
         "/context",
-        {"query": "还记得我喜欢喝什么茶吗", "session_id": "s1", "evidence": "always",
-         "explain": True},
+        {
+            "query": "还记得我喜欢喝什么茶吗",
+            "session_id": "s1",
+            "evidence": "always",
+            "explain": True,
+        },
     )
     assert response.status_code == 200
     body = response.json()

@@ -133,7 +133,8 @@ def test_htmx_gets_the_partial(client_in):
 def test_bulk_archive_then_undo_restores_every_fact(client_in):
     facts = [fact(f"事实{i}", predicate=f"p{i}") for i in range(4)]
     response = client_in.post(
-        "/facts/bulk/", {"action": "archive", "ids": [f.pk for f in facts], "query": "status=active"}
+        "/facts/bulk/",
+        {"action": "archive", "ids": [f.pk for f in facts], "query": "status=active"},
     )
     assert response.status_code == 302 and "&batch=bulk-" in response["Location"]
     assert not Fact.objects.active().exists()

@@ -79,3 +79,12 @@ def test_full_pages_render_messages_themselves(rf):
     request.htmx = HtmxDetails(request)
     response = HtmxMessagesMiddleware(lambda r: HttpResponse("<html></html>"))(request)
     assert response.content == b"<html></html>"
+
+
+def test_htmx_redirects_leave_messages_for_the_next_page(rf):
+    request = _htmx_request(rf)
+    messages.success(request, "Saved.")
+    redirect = HttpResponse("", headers={"HX-Redirect": "/"})
+    response = HtmxMessagesMiddleware(lambda r: redirect)(request)
+    assert response.content == b""
+    assert [m.message for m in request._messages] == ["Saved."]

@@ -29,7 +29,9 @@ def queued(content="李雷最近在学 Rust", **kw) -> PendingItem:
 
 
 def written(content="李雷住在杭州", predicate="城市", **kw) -> Fact:
-    return propose(Candidate(content, subject="李雷", predicate=predicate, **kw), actor="agent").fact
+    return propose(
+        Candidate(content, subject="李雷", predicate=predicate, **kw), actor="agent"
+    ).fact
 
 
 def page(client, url="/review/", **kw) -> str:
@@ -50,7 +52,7 @@ def test_each_item_explains_itself(client_in):
     html = page(client_in)
     assert "李雷最近在学 Rust" in html and "confidence 0.70" in html
     assert "LLM extractor" in html and "skill" in html
-    assert "confidence below the write threshold" in html
+    assert "Confidence below the write threshold (0.85)" in html
     assert f'href="/turns/{turn.pk}/"' in html and "我最近周末在写 Rust 练习" in html
     assert "周末聊天" in html
 
@@ -269,9 +271,7 @@ def test_bulk_confirm_and_undo_all(client_in):
 
 def test_bulk_later_and_ignore(client_in):
     items = [queued(f"候选{i}", predicate=f"p{i}") for i in range(2)]
-    client_in.post(
-        "/review/bulk/", {"action": "later", "preset": "week", "ids": [items[0].pk]}
-    )
+    client_in.post("/review/bulk/", {"action": "later", "preset": "week", "ids": [items[0].pk]})
     client_in.post("/review/bulk/", {"action": "ignore", "ids": [items[1].pk]})
     statuses = dict(PendingItem.objects.values_list("pk", "status"))
     assert statuses == {items[0].pk: "snoozed", items[1].pk: "rejected"}

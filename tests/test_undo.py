@@ -150,6 +150,15 @@ def test_undoing_a_drop_sends_the_candidate_to_review():
         undo_event(last(EventType.DROP).pk)
 
 
+def test_undoing_an_expiry_gives_the_fact_a_fresh_span():
+    f = fact(priority="short_term")
+    Fact.objects.filter(pk=f.pk).update(expires_at=timezone.now() - timedelta(hours=1))
+    wp.change_fact(f.pk, {"status": FactStatus.EXPIRED}, event_type=EventType.EXPIRE, actor="job")
+    undo_event(last(EventType.EXPIRE).pk)
+    f = refreshed(f)
+    assert f.status == FactStatus.ACTIVE and f.expires_at > timezone.now() + timedelta(days=2)
+
+
 def test_an_undo_can_itself_be_undone():
     f = fact()
     wp.archive_fact(f.pk, actor="person")

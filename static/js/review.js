@@ -16,10 +16,11 @@
   function current() {
     return document.querySelector(ITEMS + ".current");
   }
-  function select(li) {
+  function select(li, keepFocus) {
     if (!li) return;
     items().forEach(function (el) { el.classList.remove("current"); });
     li.classList.add("current");
+    if (keepFocus) return; // moving focus off a clicked button would drop it from its form
     li.focus({ preventScroll: true });
     li.scrollIntoView({ block: "nearest" });
   }
@@ -33,7 +34,7 @@
   function press(key) {
     var li = current() || items().filter(open)[0];
     if (!li) return;
-    select(li);
+    select(li, true);
     var target = li.querySelector('[data-key="' + key + '"]');
     if (!target) return;
     if (key === "l") {
@@ -44,6 +45,12 @@
       return;
     }
     target.click();
+  }
+  var lastDone = null; // the id of the item the person acted on last: u takes it back
+  function undoLast() {
+    var li = lastDone && document.getElementById(lastDone);
+    var button = li && li.querySelector('[data-key="u"]');
+    if (button) button.click();
   }
   function toggleSelected() {
     var li = current();
@@ -66,7 +73,7 @@
       e: function () { press("e"); },
       i: function () { press("i"); },
       l: function () { press("l"); },
-      u: function () { press("u"); },
+      u: undoLast,
     };
     if (!actions[event.key]) return;
     event.preventDefault();
@@ -74,8 +81,9 @@
   });
 
   // After an item is swapped in place, keep the place in the queue: an edit form gets the
-  // focus, a finished item hands the selection to the next open one.
-  document.addEventListener("htmx:afterSwap", function (event) {
+  // focus, a finished item hands the selection to the next open one. (afterSettle: until
+  // then htmx keeps the old element's classes on the new one.)
+  document.addEventListener("htmx:afterSettle", function (event) {
     var swapped = event.target;
     if (!swapped || !swapped.matches || !swapped.matches(ITEMS)) return;
     if (swapped.classList.contains("editing")) {
@@ -83,6 +91,7 @@
       if (area) area.focus();
       return;
     }
+    if (!open(swapped)) lastDone = swapped.id;
     var list = items();
     var next = list.slice(list.indexOf(swapped) + 1).filter(open)[0];
     select(open(swapped) ? swapped : next || swapped);
@@ -108,6 +117,6 @@
 
   document.addEventListener("click", function (event) {
     var li = event.target.closest(ITEMS);
-    if (li && open(li)) select(li);
+    if (li && open(li)) select(li, true);
   });
 })();

@@ -1,0 +1,232 @@
+"""Search latency and index rates: `python bench/search.py [--n 10000,100000]`.
+
+For each collection size N (each in its own process and throwaway database):
+1. N synthetic facts, mixed Chinese / English / both, 15-150 characters, generated from a
+   fixed seed (the first 10k of the 100k corpus are the 10k corpus, so vectors are shared);
+2. the keyword index is built and timed (FTS items/s: jieba + both FTS columns);
+3. vectors come from bench/.cache (the first run embeds them: ~25-40 minutes for 100k on two
+   cores; later runs seconds); the real embedding rate is measured on fresh texts;
+4. latency of keyword-only, vector-only and hybrid search through `retrieval.search.search`
+   (the function the API calls, recall log and access counters included), each call with
+   a distinct short query embedded on the spot (the in-memory query cache is cleared);
+5. above SEARCH_EXACT_MAX vectors the approximate vector step is used: its recall against
+   exact KNN is measured on the same queries;
+6. peak RSS of the process.
+
+The default run is --n 10000 (a few minutes the first time); --n 10000,100000 adds 100k.
+Targets (2 cores): hybrid p95 <= 20 ms at 10k, <= 40 ms at 100k.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from retrieval_kit import (  # noqa: E402
+    DiskCachedEmbedder,
+    peak_rss_mb,
+    percentile,
+    setup_django,
+    table,
+)
+
+SEED = 20261122
+PEOPLE_ZH = ["李雷", "韩梅梅", "王芳", "张伟", "老刘", "妈妈", "爸爸", "同事小陈", "客户赵总", "房东"]
+PEOPLE_EN = ["Li Lei", "Anna", "Marco", "the manager", "Priya", "Tom", "the landlord", "Dr. Chen"]
+PLACES_ZH = ["杭州", "上海", "北京", "深圳", "成都", "西湖边", "公司楼下", "家附近的咖啡馆", "滨江", "苏州"]
+PLACES_EN = ["Berlin", "Hangzhou", "the office", "Lisbon", "home", "the co-working space"]
+THINGS_ZH = ["乌龙茶", "跑步", "登山", "钢琴", "摄影", "游泳", "读书", "单元测试", "周报", "面试",
+             "向量检索", "内存泄漏", "数据库迁移", "代码评审", "值班", "咖啡", "羽毛球", "做饭", "日语", "骑行"]
+THINGS_EN = ["Python", "Rust", "SQLite", "Neovim", "Postgres", "Kubernetes", "pytest", "Go",
+             "TypeScript", "Docker", "tea", "jazz", "bouldering", "chess", "sourdough", "Django"]
+VERBS_ZH = ["喜欢", "不喜欢", "正在学", "每周练", "负责", "研究", "最近在用", "打算尝试", "擅长", "不再用"]
+TIMES_ZH = ["周一", "周末", "早上", "晚上", "每天", "上个月", "明年", "最近", "三年来", "下周三"]
+PROJECTS = ["orchard", "memory-curator", "ledger", "atlas", "nightjar", "kite", "harbor", "quill"]
+REASONS_ZH = ["比较省时间", "团队都在用", "对身体好", "文档更清楚", "上次踩过坑", "客户要求", "更便宜"]
+DOMAINS = ["backend", "billing", "search", "the mobile app", "infra", "the data pipeline"]
+
+
+def fact_text(rng: random.Random, n: int) -> str:
+    """One realistic memory, 15-150 characters; `n` keeps every text distinct."""
+    pick = rng.choice
+    kind = rng.random()
+    if kind < 0.45:
+        text = f"{pick(PEOPLE_ZH)}{pick(TIMES_ZH)}在{pick(PLACES_ZH)}{pick(VERBS_ZH)}{pick(THINGS_ZH)}"
+        if rng.random() < 0.6:
+            text += f"，因为{pick(REASONS_ZH)}"
+        if rng.random() < 0.4:
+            text += f"，顺便{pick(VERBS_ZH)}{pick(THINGS_ZH)}和{pick(THINGS_ZH)}"
+        text += f"（第{n}条）"
+    elif kind < 0.8:
+        text = f"{pick(PEOPLE_EN)} prefers {pick(THINGS_EN)} over {pick(THINGS_EN)} for {pick(DOMAINS)}"
+        if rng.random() < 0.5:
+            text += f", and meets {pick(PEOPLE_EN)} in {pick(PLACES_EN)} every other week"
+        if rng.random() < 0.3:
+            text += f"; the {pick(PROJECTS)} deadline is {rng.randint(1, 28)} {pick(['March', 'May', 'July', 'October'])}"
+        text += f" (note {n})."
+    else:
+        text = (
+            f"{pick(PROJECTS)} 项目的 {pick(DOMAINS)} 由{pick(PEOPLE_ZH)}负责，用 {pick(THINGS_EN)} "
+            f"重写，{rng.randint(1, 12)}月{rng.randint(1, 28)}日前上线"
+        )
+        if rng.random() < 0.5:
+            text += f"，记得提醒 {pick(PEOPLE_EN)} 看 PR #{n}"
+        else:
+            text += f"（#{n}）"
+    return text
+
+
+def corpus(size: int) -> list[str]:
+    rng = random.Random(SEED)
+    return [fact_text(rng, n) for n in range(size)]
+
+
+def queries(count: int = 200) -> list[str]:
+    """Short queries of the kinds people type: a word or two, or a short question."""
+    rng = random.Random(SEED + 1)
+    forms = [
+        lambda: f"{rng.choice(PEOPLE_ZH)} {rng.choice(THINGS_ZH)}",
+        lambda: f"谁在{rng.choice(PLACES_ZH)}{rng.choice(VERBS_ZH)}{rng.choice(THINGS_ZH)}",
+        lambda: f"{rng.choice(PROJECTS)} {rng.choice(DOMAINS)} owner",
+        lambda: f"does {rng.choice(PEOPLE_EN)} like {rng.choice(THINGS_EN)}?",
+        lambda: f"{rng.choice(THINGS_EN)} vs {rng.choice(THINGS_EN)}",
+        lambda: f"{rng.choice(PROJECTS)} 什么时候上线",
+    ]
+    seen: dict[str, None] = {}
+    while len(seen) < count:
+        seen[rng.choice(forms)()] = None
+    return list(seen)
+
+
+class PassageCacheOnly:
+    """Passages from the disk cache; queries embedded for real (their cost is measured)."""
+
+    def __init__(self, cached: DiskCachedEmbedder, real):
+        self.cached, self.real = cached, real
+        self.name, self.dimension = real.name, real.dimension
+
+    def passages(self, texts):
+        return self.cached.passages(texts)
+
+    def query(self, text):
+        return self.real.query(text)
+
+
+def run_one(n: int) -> dict:
+    setup_django(f"search-{n}")
+    from django.conf import settings
+
+    from curator.models import Fact, Owner
+    from retrieval import backends
+    from retrieval.embedders import get_embedder, query_cache, use_embedder
+    from retrieval.reindex import reindex
+    from retrieval.search import search
+
+    real = get_embedder()
+    cached = DiskCachedEmbedder(real)
+    owner = Owner.default()
+    texts = corpus(n)
+    base = datetime(2026, 11, 1, tzinfo=UTC)
+    rng = random.Random(SEED + 2)
+    for start in range(0, n, 5000):
+        Fact.objects.bulk_create(
+            Fact(owner=owner, content=t, importance=round(rng.random(), 2),
+                 created_at=base - timedelta(days=rng.randint(0, 400)))
+            for t in texts[start : start + 5000]
+        )
+    out: dict = {"n": n}
+
+    started = time.monotonic()
+    reindex(embed=False, batch=500)
+    out["fts_rate"] = n / (time.monotonic() - started)
+
+    use_embedder(cached)
+    started = time.monotonic()
+    reindex(batch=256)
+    out["vector_fill_s"] = time.monotonic() - started
+
+    fresh = [f"{t} / fresh {time.time_ns()}" for t in texts[:128]]
+    started = time.monotonic()
+    real.passages(fresh)
+    out["embed_rate"] = len(fresh) / (time.monotonic() - started)
+
+    use_embedder(PassageCacheOnly(cached, real))
+    qs = queries()
+    exact = backends.owner_vector_count(owner.pk) <= settings.SEARCH_EXACT_MAX
+    out["vector_path"] = "exact" if exact else f"bits x{settings.SEARCH_OVERSAMPLE:g} + rescoring"
+    for q in qs[:20]:  # warm-up: jieba, the model, SQLite pages
+        search(q, owner=owner)
+    for mode in ("keyword", "semantic", "hybrid"):
+        times = []
+        for q in qs:
+            query_cache.clear()
+            started = time.perf_counter()
+            search(q, owner=owner, mode=mode, caller="bench")
+            times.append((time.perf_counter() - started) * 1000)
+        out[mode] = (percentile(times, 50), percentile(times, 95))
+    if not exact:
+        out["approx_recall"] = approximate_recall(qs, owner.pk, cached)
+    out["rss_mb"] = peak_rss_mb()
+    return out
+
+
+def approximate_recall(qs: list[str], owner_id: int, embedder) -> dict:
+    """Overlap of the approximate vector step's top k with exact KNN's (k = 10 and 50)."""
+    from retrieval import backends
+
+    filters = backends.Filters(owner_id)
+    hits10 = hits50 = 0
+    for q in qs:
+        vector = embedder.query(q)
+        exact = [h.doc_id for h in backends.vector_hits_for(vector, filters, 50, exact=True)]
+        approx = [h.doc_id for h in backends.vector_hits_for(vector, filters, 50, exact=False)]
+        hits10 += len(set(exact[:10]) & set(approx[:10]))
+        hits50 += len(set(exact) & set(approx))
+    return {"recall@10": hits10 / (10 * len(qs)), "recall@50": hits50 / (50 * len(qs))}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser.add_argument("--n", default="10000", help="comma list of collection sizes")
+    parser.add_argument("--single", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="override a MEMSITE_ setting, e.g. --set SEARCH_EXACT_MAX=0")
+    args = parser.parse_args()
+    if args.single:
+        for item in args.set:
+            key, value = item.split("=", 1)
+            os.environ[f"MEMSITE_{key}"] = value
+        print("RESULT " + json.dumps(run_one(args.single)))
+        return
+    rows, extra = [], []
+    for n in (int(x) for x in args.n.split(",")):
+        print(f"N = {n}", file=sys.stderr)
+        cmd = [sys.executable, __file__, "--single", str(n), *[f"--set={s}" for s in args.set]]
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
+        r = json.loads(next(l for l in proc.stdout.splitlines() if l.startswith("RESULT "))[7:])
+        rows.append([
+            f"{r['n']:,}",
+            *(f"{r[m][0]:.1f} / {r[m][1]:.1f}" for m in ("keyword", "semantic", "hybrid")),
+            f"{r['fts_rate']:.0f}", f"{r['embed_rate']:.0f}", f"{r['rss_mb']:.0f}", r["vector_path"],
+        ])
+        if "approx_recall" in r:
+            extra.append(f"- {r['n']:,}: approximate vector step vs exact KNN: recall@10 "
+                         f"{r['approx_recall']['recall@10']:.3f}, recall@50 {r['approx_recall']['recall@50']:.3f}")
+    print("\nSearch latency through retrieval.search.search, ms p50 / p95 (200 distinct short "
+          "queries, query embedding included)\n")
+    print(table(["items", "keyword", "vector", "hybrid", "FTS items/s", "embed items/s",
+                 "peak RSS MB", "vector step"], rows))
+    if extra:
+        print("\n" + "\n".join(extra))
+
+
+if __name__ == "__main__":
+    main()
