@@ -245,7 +245,8 @@ def _found_by(c: Candidate) -> str:
 
 
 def score_one(c: Candidate, weights: Weights, params: Params, ranges: Ranges) -> Scored:
-    w = weights.normalised()
+    """One candidate's score; `weights` must already sum to 1 (see rank)."""
+    w = weights
     breakdown = {}
     for name, (raw, norm) in normalised_values(c, params, ranges).items():
         weight = getattr(w, name)
@@ -257,9 +258,9 @@ def score_one(c: Candidate, weights: Weights, params: Params, ranges: Ranges) ->
 
 def rank(candidates: list[Candidate], weights: Weights, params: Params) -> list[Scored]:
     """Every candidate scored and ranked (1 = best)."""
-    ranges = Ranges.of(candidates)
+    ranges, unit = Ranges.of(candidates), weights.normalised()
     ages = {c.key: c.age_days for c in candidates}
-    scored = [score_one(c, weights, params, ranges) for c in candidates]
+    scored = [score_one(c, unit, params, ranges) for c in candidates]
     # Ties: newer first, then kind and higher id: deterministic and meaningful.
     scored.sort(key=lambda s: (-s.score, ages[s.key], s.kind, -s.object_id))
     for position, item in enumerate(scored, 1):

@@ -88,11 +88,12 @@ def tokens(text: str) -> list[str]:
 
 
 def grams(text: str) -> list[str]:
-    """CJK character unigrams (minus the commonest) and bigrams, in text order."""
+    """CJK character unigrams and bigrams in text order (minus the commonest characters)."""
     out: list[str] = []
     for run in _CJK_RUN.findall(text or ""):
         out.extend(ch for ch in run if ch not in STOPCHARS)
-        out.extend(run[i : i + 2] for i in range(len(run) - 1))
+        pairs = (run[i : i + 2] for i in range(len(run) - 1))
+        out.extend(p for p in pairs if not (p[0] in STOPCHARS and p[1] in STOPCHARS))
     return out
 
 

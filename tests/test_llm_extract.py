@@ -125,7 +125,7 @@ def test_ids_the_model_invented_are_rejected_and_the_rest_applied(llm):
     old = known()
     llm.chat_replies = [ops(
         {"op": "DELETE", "id": 7, "reason": "?"},
-        {"op": "UPDATE", "id": old.pk, "content": "用户住在上海", "confidence": 0.95},
+        {"op": "UPDATE", "id": 2, "content": "用户住在上海", "confidence": 0.95},
         {"op": "ADD", "type": "rule", "content": "周末不要发提醒", "confidence": 0.9},
     )]  # fmt: skip
     (result,) = extract_turn(user_turn())
@@ -161,7 +161,7 @@ def test_malformed_twice_sends_the_turn_to_the_retry_queue(llm):
 
 
 def test_an_endpoint_error_defers_the_turn_too(llm):
-    llm.fail_next(status=500, times=4)
+    llm.fail_next(status=500, times=2)  # the client retries once: both attempts fail
     t = user_turn()
     with pytest.raises(ExtractionDeferred):
         extract_turn(t)

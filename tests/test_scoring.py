@@ -170,7 +170,7 @@ params_st = st.builds(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     st.lists(candidate_st, min_size=1, max_size=30, unique_by=lambda c: c.object_id),
     weights_st,
@@ -183,7 +183,7 @@ def test_weights_summing_to_one_keep_every_score_in_0_1(candidates, weights, par
             assert 0.0 <= part.normalised <= 1.0
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(
     st.lists(candidate_st, min_size=1, max_size=20, unique_by=lambda c: c.object_id),
     st.floats(0.01, 20, allow_nan=False),
@@ -209,7 +209,7 @@ def test_a_stronger_keyword_match_never_lowers_the_keyword_score(candidates, boo
     assert keyword_of([stronger, *candidates[1:]]) >= keyword_of(base) - 1e-12
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(st.lists(candidate_st, min_size=2, max_size=20, unique_by=lambda c: c.object_id), weights_st)
 def test_ranks_are_a_permutation_sorted_by_score(candidates, weights):
     ranked = scoring.rank(candidates, weights, P)

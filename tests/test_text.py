@@ -1,10 +1,20 @@
 """Segmentation and FTS query building: Chinese is split, user text never becomes syntax."""
 
+import pytest
 import sqlean
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from retrieval.text import fts_query, segment, tokens
+from retrieval.text import (
+    MAX_QUERY_TERMS,
+    fts_query,
+    grams,
+    match_expression,
+    segment,
+    segment_grams,
+    shared_tokens,
+    tokens,
+)
 
 
 def test_chinese_is_segmented_into_words():
@@ -32,3 +42,116 @@ def test_any_input_is_a_valid_fts5_query(text):
     query = fts_query(text)
     if query:
         conn.execute("SELECT rowid FROM t WHERE t MATCH ?", [query]).fetchall()
+
+
+# ------------------------------------------------------------------------------------------
+# The two-column MATCH (jieba tokens + CJK grams) against hostile input
+# ------------------------------------------------------------------------------------------
+
+HOSTILE = [
+    '"',
+    '""',
+    "'",
+    "*",
+    "-",
+    "+",
+    "^",
+    ":",
+    "NEAR(",
+    "NEAR(a b, 3)",
+    "a NEAR/2 b",
+    "AND",
+    "OR",
+    "NOT",
+    "a AND OR b",
+    "tokens: x",
+    "{tokens grams}: x",
+    "grams : 杭州",
+    "col:*",
+    "(",
+    ")",
+    "((()))",
+    "rowid = 1",
+    "x* y*",
+    "^abc",
+    "'; DROP TABLE search_fts; --",
+    "C++",
+    "end: value",
+    "😀🔥 emoji 表情😀",
+    "\x00",
+    "\u200b",
+    "a" * 10_000,
+    "杭" * 10_000,
+    "测试 " * 3000,
+]
+
+
+def _fts_table():
+    conn = sqlean.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(tokens, grams, tokenize='porter unicode61')")
+    conn.execute("INSERT INTO t VALUES ('hello world 杭州 面试', '杭 州 面 试 杭州 面试')")
+    return conn
+
+
+def test_chinese_text_also_gets_character_grams():
+    assert grams("住在杭州") == ["住", "杭", "州", "住在", "在杭", "杭州"]
+    assert grams("plain english") == []
+
+
+def test_match_searches_tokens_and_grams_in_their_own_columns():
+    assert match_expression("杭州面试") == (
+        'tokens : ("杭州" OR "面试") OR grams : ("杭" OR "州" OR "面" OR "试" OR "杭州" OR "州面" OR "面试")'
+    )
+    assert match_expression("the editor") == 'tokens : ("editor")'
+    assert match_expression("的了吗") == ""
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_hostile_input_never_breaks_the_match(text):
+    query = match_expression(text)
+    if query:
+        _fts_table().execute("SELECT rowid FROM t WHERE t MATCH ?", [query]).fetchall()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs",))) | st.sampled_from(HOSTILE))
+def test_any_input_is_a_valid_two_column_match(text):
+    query = match_expression(text)
+    if query:
+        _fts_table().execute("SELECT rowid FROM t WHERE t MATCH ?", [query]).fetchall()
+
+
+def test_query_terms_are_capped():
+    query = match_expression(" ".join(f"word{i}" for i in range(1000)))
+    assert query.count('"') == 2 * MAX_QUERY_TERMS
+
+
+def test_shared_tokens_are_what_the_index_matched_on():
+    assert shared_tokens("杭州 面试 editor", "他在杭州参加面试") == ["杭州", "面试"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from(["alpha", "beta", "gamma", "delta", "杭州", "面试"]), min_size=1),
+    st.lists(
+        st.sampled_from(["alpha", "beta", "gamma", "delta", "杭州", "面试"]), min_size=1, max_size=4
+    ),
+    st.sampled_from(["alpha", "beta", "gamma", "delta", "杭州", "面试"]),
+)
+def test_adding_a_matching_token_never_lowers_bm25_relevance(doc_words, query_words, extra):
+    """The keyword channel's raw relevance (-bm25) of a document that contains `extra`."""
+    conn = sqlean.connect(":memory:")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(tokens, grams)")
+    body = " ".join([*doc_words, extra])
+    conn.execute("INSERT INTO t VALUES (?, ?)", [segment(body), segment_grams(body)])
+    conn.execute("INSERT INTO t VALUES ('other words here', '')")
+
+    def relevance(text):
+        query = match_expression(text)
+        row = conn.execute(
+            "SELECT -bm25(t, 1.0, 0.5) FROM t WHERE t MATCH ? AND rowid = 1", [query]
+        ).fetchone()
+        return row[0] if row else 0.0
+
+    base = " ".join(query_words)
+    assert relevance(f"{base} {extra}") >= relevance(base) - 1e-9

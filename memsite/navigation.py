@@ -1,0 +1,28 @@
+"""The main navigation, in one list: URL name and label of each section."""
+
+from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
+
+SECTIONS = [
+    ("home", _("Home")),
+    ("review", _("Review")),
+    ("facts", _("Facts")),
+    ("episodes", _("Episodes")),
+    ("attachments", _("Attachments")),
+    ("cards", _("Cards")),
+    ("debugger", _("Debugger")),
+    ("activity", _("Activity")),
+    ("jobs", _("Jobs")),
+    ("settings", _("Settings")),
+]
+
+
+def _current(path: str, url: str) -> bool:
+    """A section stays highlighted on its sub-pages (/facts/12/ is under Facts)."""
+    return path == url if url == "/" else path.startswith(url)
+
+
+def navigation(request) -> dict:
+    path = request.path
+    links = [(name, reverse(name), label) for name, label in SECTIONS]
+    return {"nav_links": [(n, url, label, _current(path, url)) for n, url, label in links]}
