@@ -7,7 +7,9 @@ What it does, in order:
 2. `manage.py serve` on 127.0.0.1 with a free port: waitress (the server `make run` uses)
    and the Huey consumer beside it, so indexing and extraction run during the load;
 3. a load generator in another process: N concurrent clients (threads with keep-alive
-   connections) for S seconds on each of POST /turns, POST /search and POST /context;
+   connections) for S seconds on each of POST /turns, POST /search and POST /context; before
+   each endpoint it waits until the consumer has emptied its queue (the /turns phase leaves
+   thousands of extraction and embedding jobs), so no phase pays for the previous one;
 4. requests/s, p50 / p95 / p99 latency, the error count, and for /turns whether every
    acknowledged turn is in the database afterwards (nothing lost).
 
@@ -319,6 +321,20 @@ def warm_up(port, token, run) -> None:
         conn.close()
 
 
+def wait_for_queue(port: int, limit: float = 900) -> float:
+    """Seconds until the Huey queue is empty (jobs the previous phase left), per /health."""
+    started = time.time()
+    while time.time() - started < limit:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("GET", "/api/v1/health")
+        pending = json.loads(conn.getresponse().read())["queue"]["pending"]
+        conn.close()
+        if pending == 0:
+            break
+        time.sleep(1)
+    return time.time() - started
+
+
 def run_phase(port, token, endpoint, args, run) -> dict:
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
@@ -405,6 +421,10 @@ def main() -> None:
     try:
         warm_up(port, token, run)
         for endpoint in ("turns", "search", "context"):
+            # Each phase starts with the consumer idle, so one phase's backlog (extraction and
+            # embedding of thousands of turns) does not land on the next one's figures.
+            if (waited := wait_for_queue(port)) > 1:
+                print(f"   (waited {waited:.0f} s for the consumer to finish queued jobs)")
             result = run_phase(port, token, endpoint, args, run)
             line, figures = report(endpoint, result, args.seconds)
             print(line, flush=True)

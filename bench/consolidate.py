@@ -1,4 +1,7 @@
-"""Consolidation cost and rules-extraction throughput: `python bench/consolidate.py [--n 10000,100000]`.
+"""Consolidation cost and rules-extraction throughput.
+
+    python bench/consolidate.py [--n 10000,100000]
+
 
 For each size N (each in its own process and throwaway database, Huey not immediate: index
 updates are enqueued for the consumer as in production, and not run here):
@@ -37,11 +40,13 @@ ZH = ["喜欢{x}", "最近在学{x}", "每周二做{x}", "不再用{x}了", "{x}
       "{x}出过内存泄漏", "住在{x}附近"]  # fmt: skip
 EN = ["Prefers {x} for new work", "Is learning {x}", "Uses {x} every day", "Stopped using {x}",
       "{x} deploys on Thursdays", "Owns the {x} service"]  # fmt: skip
-THINGS = ["Python", "Rust", "SQLite", "Helix", "乌龙茶", "登山", "orchard", "ledger", "Kubernetes",
-          "jazz", "单元测试", "Postgres", "杭州", "滨江", "摄影", "Django", "周报", "值班"]  # fmt: skip
+THINGS = ["Python", "Rust", "SQLite", "Helix", "乌龙茶", "登山", "orchard", "ledger",
+          "Kubernetes", "jazz", "单元测试", "Postgres", "杭州", "滨江", "摄影", "Django",
+          "周报", "值班"]  # fmt: skip
 TURNS = [
     "我叫李雷，我住在杭州。", "我喜欢乌龙茶，不喜欢咖啡。", "以后回答用中文。",
-    "orchard 的 worker 内存又涨到 3G 多了，帮我看看是哪个进程。", "My name is Anna and I live in Berlin.",
+    "orchard 的 worker 内存又涨到 3G 多了，帮我看看是哪个进程。",
+    "My name is Anna and I live in Berlin.",
     "I prefer pytest over unittest.", "Never force-push to main.", "好的，谢谢。",
     "Can you check why the deploy failed?", "记住：周二发布。", "我是一名后端工程师。",
     "Don't restart the server yet, I'm in a meeting.",
@@ -133,7 +138,10 @@ def populate(n: int) -> dict:
     SearchDoc.objects.bulk_create(docs, batch_size=2000)
     doc_ids = list(SearchDoc.objects.order_by("object_id").values_list("id", flat=True))
     bases = base_vectors()
-    mix = bases[nrng.integers(0, len(bases), len(ids))] + bases[nrng.integers(0, len(bases), len(ids))]
+    mix = (
+        bases[nrng.integers(0, len(bases), len(ids))]
+        + bases[nrng.integers(0, len(bases), len(ids))]
+    )
     vectors = mix + nrng.normal(0, 0.03, mix.shape)
     near = nrng.choice(len(ids) - 1, len(ids) // 100, replace=False)
     vectors[near + 1] = vectors[near] + nrng.normal(0, 0.004, (len(near), mix.shape[1]))
@@ -144,7 +152,8 @@ def populate(n: int) -> dict:
             [(d, v.tobytes()) for d, v in zip(doc_ids, vectors, strict=True)],
         )
     Episode.objects.bulk_create([
-        Episode(owner=owner, summary=f"episode {i}", ended_at=now - timedelta(days=rng.uniform(0, 13)))
+        Episode(owner=owner, summary=f"episode {i}",
+                ended_at=now - timedelta(days=rng.uniform(0, 13)))
         for i in range(n // 20)
     ])  # fmt: skip
     session = Session.objects.create(owner=owner, external_id="bench")
@@ -213,7 +222,9 @@ def child(args) -> None:
 
 
 def spawn(flag: list[str]) -> dict:
-    proc = subprocess.run([sys.executable, __file__, *flag], capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.run(
+        [sys.executable, __file__, *flag], capture_output=True, text=True, cwd=ROOT
+    )
     line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
     if line is None:
         sys.exit(f"benchmark child failed:\n{proc.stderr[-3000:]}")
@@ -248,7 +259,10 @@ def main() -> None:
         for phase in ("cold", "nightly"):
             ratio = big[phase]["wall_s"] / max(small[phase]["wall_s"], 1e-9)
             dedup = big[phase]["steps_s"]["dedup"] / max(small[phase]["steps_s"]["dedup"], 1e-9)
-            print(f"{phase}: {big['n']}/{small['n']} wall ratio {ratio:.1f}, dedup ratio {dedup:.1f} (target <= 15)")
+            print(
+                f"{phase}: {big['n']}/{small['n']} wall ratio {ratio:.1f}, "
+                f"dedup ratio {dedup:.1f} (target <= 15)"
+            )
     rules = spawn(["--rules"])
     print(f"rules extractor: {rules['rules_turns_per_s']} turns/s alone; "
           f"{rules['write_path_turns_per_s']} turns/s through the write path")  # fmt: skip

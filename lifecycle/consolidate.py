@@ -107,7 +107,9 @@ def step_decay(ctx: Ctx, counts: dict) -> None:
     )
     counts.update(
         facts_decayed=len(facts),
-        episodes_decayed=sum(1 for e in episodes if e["after"]["importance"] != e["before"]["importance"]),
+        episodes_decayed=sum(
+            1 for e in episodes if e["after"]["importance"] != e["before"]["importance"]
+        ),
         episodes_archived=sum(1 for e in episodes if "tags" in e["after"]),
         archived=len(archive),
         demoted=len(demote),

@@ -178,9 +178,11 @@ def plan_thresholds(now: datetime, reviews: Reviews, decayed_to: dict[int, float
     """Facts to archive (< ARCHIVE_BELOW) and to demote (< DEMOTE_BELOW), after the decay."""
     archive, demote = [], []
     fields = ("pk", "importance", "priority", "created_at", "last_accessed_at")
-    low = decaying().filter(
-        Q(importance__lt=settings.DEMOTE_BELOW) | Q(pk__in=list(decayed_to))
-    ).only(*fields)
+    low = (
+        decaying()
+        .filter(Q(importance__lt=settings.DEMOTE_BELOW) | Q(pk__in=list(decayed_to)))
+        .only(*fields)
+    )
     for fact in low.iterator(chunk_size=2000):
         importance = decayed_to.get(fact.pk, fact.importance)
         if importance >= settings.DEMOTE_BELOW or not _idle(fact, now):
@@ -211,7 +213,10 @@ def apply_thresholds(archive: list[int], demote: list[int], now, job_run: str) -
             for fact_id in chunk:
                 change_fact(
                     fact_id,
-                    {"priority": Priority.TRANSIENT, "expires_at": expiry_for(Priority.TRANSIENT, now)},
+                    {
+                        "priority": Priority.TRANSIENT,
+                        "expires_at": expiry_for(Priority.TRANSIENT, now),
+                    },
                     event_type=EventType.DECAY,
                     actor="job",
                     job_run=job_run,
@@ -330,7 +335,9 @@ def plan_episode_decay(now: datetime, since: datetime | None) -> list[dict]:
     from curator.models import Episode
 
     planned = []
-    for ep in Episode.objects.only("pk", "importance", "ended_at", "tags").iterator(chunk_size=2000):
+    for ep in Episode.objects.only("pk", "importance", "ended_at", "tags").iterator(
+        chunk_size=2000
+    ):
         if ARCHIVED_TAG in (ep.tags or []):
             continue
         steps = steps_due(ep.ended_at, now, since)

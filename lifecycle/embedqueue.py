@@ -37,7 +37,7 @@ def backoff(attempt: int) -> float | None:
 
 
 def index_with_retry(kind: str, object_id: int, attempt: int = 0) -> Attempt:
-    """One indexing attempt (attempt 0 is the first); failures become retries, then a dead letter."""
+    """One indexing attempt (0 is the first); a failure asks for a retry, the last a dead letter."""
     try:
         indexing.reindex_one(kind, object_id)
     except Exception as exc:  # the embedder, the endpoint or a locked database: all retryable

@@ -65,7 +65,9 @@ def _retrying(turn: ConversationTurn) -> bool:
 # --------------------------------------------------------------------------------------
 
 
-def extract_turn(turn: ConversationTurn, *, job_run: str = "", force_llm: bool = False) -> list[Result]:
+def extract_turn(
+    turn: ConversationTurn, *, job_run: str = "", force_llm: bool = False
+) -> list[Result]:
     """Extract one turn through the write path; [] for non-user or already-extracted turns.
 
     Raises ExtractionDeferred when the LLM failed and the turn was queued for a retry.
@@ -166,7 +168,9 @@ def pending_turns(now=None):
     return (
         ConversationTurn.objects.filter(extracted=False, role=Role.USER)
         .exclude(extraction_item__status__in=[QueueStatus.DEAD, QueueStatus.DISCARDED])
-        .exclude(extraction_item__status=QueueStatus.WAITING, extraction_item__next_attempt_at__gt=now)
+        .exclude(
+            extraction_item__status=QueueStatus.WAITING, extraction_item__next_attempt_at__gt=now
+        )
         .select_related("session__owner")
         .order_by("timestamp", "pk")
     )
@@ -286,7 +290,9 @@ def related_facts(turn: ConversationTurn, limit: int | None = None) -> list[Fact
         try:
             hits = finder(turn.content, owner_id, limit=limit, filters=filters)
         except Exception as exc:  # a degraded index must not stop extraction
-            log.info("related facts for turn %s: %s unavailable (%s)", turn.pk, finder.__name__, exc)
+            log.info(
+                "related facts for turn %s: %s unavailable (%s)", turn.pk, finder.__name__, exc
+            )
             continue
         ids += [h.object_id for h in hits if h.object_id not in ids]
     facts = Fact.objects.in_bulk(ids[: limit * 2])
@@ -318,10 +324,9 @@ def tool_summary(turn: ConversationTurn) -> list[str]:
 
 def _context(turn: ConversationTurn) -> str:
     """The assistant turns since the previous user turn: what the person was answering."""
-    before = (
-        ConversationTurn.objects.filter(session=turn.session, turn_index__lt=turn.turn_index)
-        .order_by("-turn_index")[:6]
-    )
+    before = ConversationTurn.objects.filter(
+        session=turn.session, turn_index__lt=turn.turn_index
+    ).order_by("-turn_index")[:6]
     lines = []
     for prev in before:
         if prev.role == Role.USER:
@@ -372,7 +377,10 @@ def validate_operations(data: dict) -> list[dict]:
         if name == "ADD" and not str(op.get("content") or "").strip():
             raise llm.Invalid(f'operation {n} (ADD) needs a non-empty "content"')
         if name in ("UPDATE", "BOOST", "DELETE"):
-            if not isinstance(op.get("id"), int | str) or not str(op.get("id")).strip("[] ").isdigit():
+            if (
+                not isinstance(op.get("id"), int | str)
+                or not str(op.get("id")).strip("[] ").isdigit()
+            ):
                 raise llm.Invalid(f'operation {n} ({name}) needs the memory\'s short "id" number')
             if name == "UPDATE" and not str(op.get("content") or "").strip():
                 raise llm.Invalid(f'operation {n} (UPDATE) needs the new "content"')

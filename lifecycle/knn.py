@@ -55,8 +55,8 @@ def _exact(queries, q_ids, base, b_ids, self_cols, threshold: float, k: int) -> 
         rank = np.arange(len(r)) - np.repeat(starts, np.diff(np.r_[starts, len(r)]))
         keep = rank < k
         i, j = rows[r[keep]], b_ids[c[keep]]
-        pairs_ = zip(np.minimum(i, j).tolist(), np.maximum(i, j).tolist(), vals[keep].tolist())
-        for x, y, v in pairs_:
+        low, high = np.minimum(i, j).tolist(), np.maximum(i, j).tolist()
+        for x, y, v in zip(low, high, vals[keep].tolist(), strict=True):
             found[(x, y)] = v
     return found
 

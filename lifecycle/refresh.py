@@ -75,9 +75,7 @@ def fit(key: str, current: str, facts: list[Fact], labelled: bool, now) -> tuple
 
 
 def _latest() -> dict[str, int | None]:
-    return {
-        key: (rev.pk if (rev := cards.latest_revision(key)) else None) for key in cards.CARDS
-    }
+    return {key: (rev.pk if (rev := cards.latest_revision(key)) else None) for key in cards.CARDS}
 
 
 def refresh(now: datetime, dry_run: bool, counts: dict) -> dict:
@@ -93,8 +91,10 @@ def refresh(now: datetime, dry_run: bool, counts: dict) -> dict:
         counts[f"{key}_size"] = cards.measure(key, text).amount
         if not dry_run and cards.normalise(text) != cards.normalise(current):
             cards.save(key, text, CardAuthor.JOB, base=current, note="nightly refresh")
-    plan = metabolism.plan(now) if dry_run else metabolism.apply(
-        None, author=CardAuthor.JOB, actor=Actor.JOB, now=now
+    plan = (
+        metabolism.plan(now)
+        if dry_run
+        else metabolism.apply(None, author=CardAuthor.JOB, actor=Actor.JOB, now=now)
     )
     counts["metabolism_changes"] = len(plan.changes)
     counts["insights_to_facts"] = sum(len(c.new_facts) for c in plan.changes)

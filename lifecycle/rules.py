@@ -41,7 +41,9 @@ class RuleCandidate:
 _ZH_SPLIT = re.compile(r"([。！？!?；;\n，,]+)")
 _EN_SPLIT = re.compile(r"([.!?;\n]+(?:\s+|$)|,\s+but\s+|\s+but\s+)", re.I)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
-_ZH_QUESTION = re.compile(r"(吗|么|呢|要不要|是不是|能不能|可不可以|会不会|有没有|什么|怎么|为什么|哪)")
+_ZH_QUESTION = re.compile(
+    r"(吗|么|呢|要不要|是不是|能不能|可不可以|会不会|有没有|什么|怎么|为什么|哪)"
+)
 _ZH_CONDITIONAL = re.compile(r"^(如果|假如|要是|假设|万一|即使|就算|如果说)")
 _EN_QUESTION = re.compile(
     r"^(do|does|did|can|could|would|will|should|is|are|was|were|what|why|how|when|where|who)\b",
@@ -123,24 +125,38 @@ def _key(value: str) -> str:
 # Patterns. Each returns candidates for one clause.
 # --------------------------------------------------------------------------------------
 
-_ZH_NAME = re.compile(r"(?:我叫|我的名字(?:是|叫))(?P<x>[\u4e00-\u9fffA-Za-z·][\u4e00-\u9fffA-Za-z· ]{0,19})")
-_ZH_ADDRESS = re.compile(r"(?:^|请|你可以|以后)叫我(?P<x>[\u4e00-\u9fffA-Za-z·][\u4e00-\u9fffA-Za-z· ]{0,9})")
-_ZH_PLACE = re.compile(r"我(?:现在)?(?P<verb>住在|来自|生活在|在)(?P<x>[^，。]{1,20}?)(?P<tail>工作|上班|生活)?$")
+_ZH_NAME = re.compile(
+    r"(?:我叫|我的名字(?:是|叫))(?P<x>[\u4e00-\u9fffA-Za-z·][\u4e00-\u9fffA-Za-z· ]{0,19})"
+)
+_ZH_ADDRESS = re.compile(
+    r"(?:^|请|你可以|以后)叫我(?P<x>[\u4e00-\u9fffA-Za-z·][\u4e00-\u9fffA-Za-z· ]{0,9})"
+)
+_ZH_PLACE = re.compile(
+    r"我(?:现在)?(?P<verb>住在|来自|生活在|在)(?P<x>[^，。]{1,20}?)(?P<tail>工作|上班|生活)?$"
+)
 _ZH_IAM = re.compile(r"^我(?:是|是一名|是一个|是个|是一位)(?P<x>.{1,20})$")
 _ZH_IAM_STOP = re.compile(
     r"^(说|不是|在|想|要|觉得|真|有点|不|很|太|没|因为|为了|这么|那么|怎么|谁|什么|否|来|去|对|"
     r"从|把|被|第|刚|已经|还|也|都|就|会|能|的|问|指|这样|那样|认真|开玩笑)"
 )
-_ZH_DISLIKE = re.compile(r"我(?P<h>可能|也许|好像|大概|或许)?(?P<adv>(?:真的|特别|非常|很|最|比较|有点)?)(?P<verb>不喜欢|讨厌|不爱|受不了|反感|烦)(?P<x>.+)$")
+_ZH_DISLIKE = re.compile(
+    r"我(?P<h>可能|也许|好像|大概|或许)?(?P<adv>(?:真的|特别|非常|很|最|比较|有点)?)(?P<verb>不喜欢|讨厌|不爱|受不了|反感|烦)(?P<x>.+)$"
+)
 _ZH_LIKE = re.compile(
     r"我(?P<h>可能|也许|好像|大概|或许)?(?P<adv>(?:真的|特别|非常|很|最|更|比较|一直|还是)?)(?<!不)(?P<verb>喜欢|爱用|偏好|偏爱|习惯用|爱)(?P<x>.+)$"
 )
 _ZH_MY = re.compile(r"我的(?P<k>[\u4e00-\u9fffA-Za-z ]{1,10}?)(?:是|叫|在)(?P<x>.{1,40})$")
 _ZH_MY_STOP = re.compile(r"^(意思|问题|想法|看法|建议|理解|猜测|错|天|妈|乖)")
-_ZH_REMEMBER = re.compile(r"^(?:请|你要|你)?(?:记住|记得|别忘了|不要忘了|不要忘记)[：:，, ]*(?P<x>.*)$")
-_ZH_RULE_FROM_NOW = re.compile(r"^(?:请|你)?(?:以后|今后|从现在起|从现在开始|从今以后|往后)[，, ]*(?P<x>.+)$")
+_ZH_REMEMBER = re.compile(
+    r"^(?:请|你要|你)?(?:记住|记得|别忘了|不要忘了|不要忘记)[：:，, ]*(?P<x>.*)$"
+)
+_ZH_RULE_FROM_NOW = re.compile(
+    r"^(?:请|你)?(?:以后|今后|从现在起|从现在开始|从今以后|往后)[，, ]*(?P<x>.+)$"
+)
 _ZH_FORBID = re.compile(r"^(?:请|你)?(?:禁止|严禁|不准|不许)(?P<x>.+)$")
-_ZH_NEVER_AGAIN = re.compile(r"^(?:请|你)?(?:千万)?(?:别再|不要再|再也不要|永远不要|永远别|绝对不要|任何时候都不要)(?P<x>.+)$")
+_ZH_NEVER_AGAIN = re.compile(
+    r"^(?:请|你)?(?:千万)?(?:别再|不要再|再也不要|永远不要|永远别|绝对不要|任何时候都不要)(?P<x>.+)$"
+)
 _ZH_DONT = re.compile(r"^(?:请|你)?(?:千万|也)?(?:不要|别|不用)(?P<x>.+)$")
 _ZH_ALWAYS = re.compile(r"^(?:请|你)?(?:总是|永远|每次都|一律|务必|一定要)(?P<x>.+)$")
 
@@ -149,22 +165,44 @@ _EN_NAME = re.compile(rf"\b(?i:my name is|my name's|i am called|i'm called)\s+(?
 _EN_ADDRESS = re.compile(rf"(?:^|\b(?i:please)\s+)(?i:call me)\s+(?P<x>{_NAME_WORDS})")
 _EN_JOB = re.compile(r"\b(?:i am|i'm|i work as)\s+(?:a|an)\s+(?P<x>[\w' -]{2,40})$", re.I)
 _EN_JOB_STOP = re.compile(r"\b(bit|little|lot|fan|big fan|huge fan|kind|sort|sucker)\b|ing$", re.I)
-_EN_LIVE = re.compile(r"\bi (?:now |currently )?(?P<verb>live in|am based in|'m based in|am from|'m from|come from)\s+(?P<x>[^,;]{2,40})$", re.I)
+_EN_LIVE = re.compile(
+    r"\bi (?:now |currently )?"
+    r"(?P<verb>live in|am based in|'m based in|am from|'m from|come from)\s+(?P<x>[^,;]{2,40})$",
+    re.I,
+)
 _EN_IM_FROM = re.compile(r"\bi'm (?P<verb>from|based in)\s+(?P<x>[^,;]{2,40})$", re.I)
 _EN_DISLIKE = re.compile(
-    r"\bi\s+(?P<adv>really\s+|truly\s+|absolutely\s+)?(?P<verb>don't like|do not like|dislike|hate|can't stand|cannot stand|detest)\s+(?P<x>.+)$",
+    r"\bi\s+(?P<adv>really\s+|truly\s+|absolutely\s+)?"
+    r"(?P<verb>don't like|do not like|dislike|hate|can't stand|cannot stand|detest)\s+(?P<x>.+)$",
     re.I,
 )
 _EN_LIKE = re.compile(
     r"\bi\s+(?P<adv>really\s+|definitely\s+|always\s+|much\s+|strongly\s+)?(?P<verb>prefer|like|love|enjoy)\s+(?P<x>.+)$",
     re.I,
 )
-_EN_HABIT = re.compile(r"\bi\s+(?P<verb>always|usually|never)\s+(?P<x>(?:use|write|work|code|run|deploy|test|drink|eat)\b.+)$", re.I)
+_EN_HABIT = re.compile(
+    r"\bi\s+(?P<verb>always|usually|never)\s+(?P<x>(?:use|write|work|code|run|deploy|test|drink|eat)\b.+)$",
+    re.I,
+)
 _EN_MY = re.compile(r"\bmy\s+(?P<k>[a-z][\w -]{0,30}?)\s+(?:is|are)\s+(?P<x>.{1,40})$", re.I)
-_EN_MY_STOP = re.compile(r"^(point|question|problem|guess|bad|mistake|pleasure|fault|turn|concern|issue|idea|thought|plan|goal|understanding)$", re.I)
-_EN_REMEMBER = re.compile(r"^(?:please\s+)?(?:remember|don't forget|do not forget|note|keep in mind)(?:\s+that)?[:,]?\s*(?P<x>.*)$", re.I)
-_EN_FROM_NOW = re.compile(r"^(?:please\s+)?(?:from now on|going forward|in the future|from here on)[:,]?\s*(?P<x>.+)$", re.I)
-_EN_NEVER = re.compile(r"^(?:please\s+)?(?:you\s+(?:must|should)\s+)?(?:never|don't ever|do not ever|never ever)\s+(?P<x>.+)$", re.I)
+_EN_MY_STOP = re.compile(
+    r"^(point|question|problem|guess|bad|mistake|pleasure|fault|turn|concern|issue|idea|thought|plan|goal|understanding)$",
+    re.I,
+)
+_EN_REMEMBER = re.compile(
+    r"^(?:please\s+)?(?:remember|don't forget|do not forget|note|keep in mind)"
+    r"(?:\s+that)?[:,]?\s*(?P<x>.*)$",
+    re.I,
+)
+_EN_FROM_NOW = re.compile(
+    r"^(?:please\s+)?(?:from now on|going forward|in the future|from here on)[:,]?\s*(?P<x>.+)$",
+    re.I,
+)
+_EN_NEVER = re.compile(
+    r"^(?:please\s+)?(?:you\s+(?:must|should)\s+)?"
+    r"(?:never|don't ever|do not ever|never ever)\s+(?P<x>.+)$",
+    re.I,
+)
 _EN_ALWAYS = re.compile(r"^(?:please\s+)?(?:you\s+(?:must|should)\s+)?always\s+(?P<x>.+)$", re.I)
 _EN_DONT = re.compile(r"^(?:please\s+)?(?:don't|do not)\s+(?P<x>.+)$", re.I)
 
@@ -172,8 +210,12 @@ _ZH_PLACE_KEYS = {"住在": "location", "生活在": "location", "来自": "home
 _EN_PLACE_KEYS = {"live in": "location", "am based in": "location", "'m based in": "location",
                   "based in": "location", "am from": "hometown", "'m from": "hometown",
                   "from": "hometown", "come from": "hometown"}  # fmt: skip
-_ZH_IDENTITY_KEYS = {"名字": "name", "生日": "birthday", "职业": "occupation", "工作": "occupation",
-                     "年龄": "age", "邮箱": "email", "电话": "phone", "家乡": "hometown"}  # fmt: skip
+_ZH_IDENTITY_KEYS = {
+    "名字": "name", "生日": "birthday", "职业": "occupation", "工作": "occupation",
+    "年龄": "age", "邮箱": "email", "电话": "phone", "家乡": "hometown",
+}  # fmt: skip
+_EN_SAID = {"don't like": "does not like", "do not like": "does not like", "hate": "hates",
+            "dislike": "dislikes", "detest": "detests"}  # fmt: skip
 _EN_IDENTITY_KEYS = {"name": "name", "birthday": "birthday", "job": "occupation",
                      "occupation": "occupation", "age": "age", "email": "email",
                      "hometown": "hometown"}  # fmt: skip
@@ -189,7 +231,7 @@ class _Ctx:
         self.en_poss = f"{name}'s" if name else "The user's"
 
 
-def _c(kind, subject, predicate, content, conf, imp, duration, pattern) -> RuleCandidate:
+def _c(kind, subject, predicate, content, conf, imp, pattern, duration=PERMANENT):
     return RuleCandidate(kind, subject, predicate, content, round(conf, 2), imp, duration, pattern)
 
 
@@ -198,52 +240,88 @@ def _zh(clause: str, who: _Ctx) -> list[RuleCandidate]:
     s = who.subject
     if m := _ZH_NAME.search(clause):
         if x := _zh_object(m["x"]):
-            found.append(_c("identity", s, "name", f"{who.zh}的名字是{x}", 0.95, 0.9, PERMANENT, "zh:name"))
+            found.append(_c("identity", s, "name", f"{who.zh}的名字是{x}", 0.95, 0.9, "zh:name"))
     if m := _ZH_ADDRESS.search(clause):
         if x := _zh_object(m["x"]):
-            found.append(_c("identity", s, "address as", f"{who.zh}希望被称呼为“{x}”", 0.92, 0.9, PERMANENT, "zh:address"))
+            found.append(
+                _c(
+                    "identity",
+                    s,
+                    "address as",
+                    f"{who.zh}希望被称呼为“{x}”",
+                    0.92,
+                    0.9,
+                    "zh:address",
+                )
+            )
     if m := _ZH_PLACE.search(clause):
         if (x := _zh_object(m["x"])) and (m["verb"] != "在" or m["tail"]):
             key = _ZH_PLACE_KEYS[m["verb"]]
-            found.append(_c("fact", s, key, f"{who.zh}{m['verb']}{x}{m['tail'] or ''}", 0.9, 0.7, PERMANENT, "zh:place"))
+            found.append(
+                _c("fact", s, key, f"{who.zh}{m['verb']}{x}{m['tail'] or ''}", 0.9, 0.7, "zh:place")
+            )
     if (m := _ZH_IAM.search(clause)) and not _ZH_IAM_STOP.match(m["x"]) and not found:
         if x := _zh_object(m["x"]):
-            found.append(_c("identity", s, "identity", f"{who.zh}是{x}", 0.8, 0.8, PERMANENT, "zh:i-am"))
+            found.append(_c("identity", s, "identity", f"{who.zh}是{x}", 0.8, 0.8, "zh:i-am"))
     if m := _ZH_DISLIKE.search(clause):
         if x := _zh_object(m["x"]):
             conf = 0.88 if m["verb"] in ("讨厌", "受不了", "反感") else 0.85
-            found.append(_c("preference", s, f"preference: {_key(x)}", f"{who.zh}{m['h'] or ''}{m['adv']}{m['verb']}{x}", conf, 0.7, PERMANENT, "zh:dislike"))
+            found.append(
+                _c(
+                    "preference",
+                    s,
+                    f"preference: {_key(x)}",
+                    f"{who.zh}{m['h'] or ''}{m['adv']}{m['verb']}{x}",
+                    conf,
+                    0.7,
+                    "zh:dislike",
+                )
+            )
     elif m := _ZH_LIKE.search(clause):
         if x := _zh_object(m["x"]):
-            conf = 0.9 if m["adv"] in ("最", "更", "一直", "还是") or m["verb"] in ("偏好", "偏爱") else 0.85
+            conf = (
+                0.9
+                if m["adv"] in ("最", "更", "一直", "还是") or m["verb"] in ("偏好", "偏爱")
+                else 0.85
+            )
             conf -= 0.1 if m["adv"] == "比较" else 0
-            found.append(_c("preference", s, f"preference: {_key(x)}", f"{who.zh}{m['h'] or ''}{m['adv']}{m['verb']}{x}", conf, 0.7, PERMANENT, "zh:like"))
+            found.append(
+                _c(
+                    "preference",
+                    s,
+                    f"preference: {_key(x)}",
+                    f"{who.zh}{m['h'] or ''}{m['adv']}{m['verb']}{x}",
+                    conf,
+                    0.7,
+                    "zh:like",
+                )
+            )
     if (m := _ZH_MY.search(clause)) and not _ZH_MY_STOP.match(m["k"]) and not found:
         if x := _zh_object(m["x"]):
             k = m["k"].strip()
             key = _ZH_IDENTITY_KEYS.get(k, k)
             kind = "identity" if k in _ZH_IDENTITY_KEYS else "fact"
-            found.append(_c(kind, s, key, f"{who.zh}的{k}是{x}", 0.9, 0.7, PERMANENT, "zh:my-x-is"))
+            found.append(_c(kind, s, key, f"{who.zh}的{k}是{x}", 0.9, 0.7, "zh:my-x-is"))
     return found or _zh_rules(clause)
 
 
 def _zh_rules(clause: str) -> list[RuleCandidate]:
     if m := _ZH_FORBID.match(clause):
         if _zh_object(m["x"]):
-            return [_c("rule", "", "", clause, 0.92, 0.8, PERMANENT, "zh:forbid")]
+            return [_c("rule", "", "", clause, 0.92, 0.8, "zh:forbid")]
     if m := _ZH_NEVER_AGAIN.match(clause):
         if _zh_object(m["x"]):
-            return [_c("rule", "", "", clause, 0.88, 0.8, PERMANENT, "zh:never-again")]
+            return [_c("rule", "", "", clause, 0.88, 0.8, "zh:never-again")]
     if m := _ZH_RULE_FROM_NOW.match(clause):
         if _zh_object(m["x"]):
-            return [_c("rule", "", "", clause, 0.88, 0.8, PERMANENT, "zh:from-now-on")]
+            return [_c("rule", "", "", clause, 0.88, 0.8, "zh:from-now-on")]
     if m := _ZH_ALWAYS.match(clause):
         if _zh_object(m["x"]):
-            return [_c("rule", "", "", clause, 0.85, 0.75, PERMANENT, "zh:always")]
+            return [_c("rule", "", "", clause, 0.85, 0.75, "zh:always")]
     if m := _ZH_DONT.match(clause):
         if _zh_object(m["x"]):
             # A bare "不要 X" is usually about the task at hand (seed 001: task rules, 24h).
-            return [_c("rule", "", "", clause, 0.7, 0.6, DAY, "zh:dont")]
+            return [_c("rule", "", "", clause, 0.7, 0.6, "zh:dont", duration=DAY)]
     return []
 
 
@@ -251,56 +329,123 @@ def _en(clause: str, who: _Ctx) -> list[RuleCandidate]:
     found: list[RuleCandidate] = []
     s = who.subject
     if m := _EN_NAME.search(clause):
-        found.append(_c("identity", s, "name", f"{who.en_poss} name is {m['x'].strip()}", 0.95, 0.9, PERMANENT, "en:name"))
+        found.append(
+            _c(
+                "identity",
+                s,
+                "name",
+                f"{who.en_poss} name is {m['x'].strip()}",
+                0.95,
+                0.9,
+                "en:name",
+            )
+        )
     if m := _EN_ADDRESS.search(clause):
-        found.append(_c("identity", s, "address as", f"{who.en} wants to be called “{m['x'].strip()}”", 0.92, 0.9, PERMANENT, "en:address"))
+        found.append(
+            _c(
+                "identity",
+                s,
+                "address as",
+                f"{who.en} wants to be called “{m['x'].strip()}”",
+                0.92,
+                0.9,
+                "en:address",
+            )
+        )
     if (m := _EN_LIVE.search(clause) or _EN_IM_FROM.search(clause)) and (x := _en_object(m["x"])):
         key = _EN_PLACE_KEYS.get(m["verb"].lower(), "location")
         verb = "lives in" if key == "location" else "is from"
-        found.append(_c("fact", s, key, f"{who.en} {verb} {x}", 0.9, 0.7, PERMANENT, "en:place"))
+        found.append(_c("fact", s, key, f"{who.en} {verb} {x}", 0.9, 0.7, "en:place"))
     if (m := _EN_JOB.search(clause)) and not _EN_JOB_STOP.search(m["x"]) and not found:
         if x := _en_object(m["x"]):
             article = "an" if x[:1].lower() in "aeiou" else "a"
-            found.append(_c("identity", s, "identity", f"{who.en} is {article} {x}", 0.8, 0.8, PERMANENT, "en:i-am"))
+            found.append(
+                _c("identity", s, "identity", f"{who.en} is {article} {x}", 0.8, 0.8, "en:i-am")
+            )
     if m := _EN_DISLIKE.search(clause):
         if x := _en_object(m["x"]):
             verb = m["verb"].lower()
             conf = 0.88 if verb in ("hate", "can't stand", "cannot stand", "detest") else 0.85
-            said = {"don't like": "does not like", "do not like": "does not like", "hate": "hates",
-                    "dislike": "dislikes", "detest": "detests"}.get(verb, "cannot stand")  # fmt: skip
-            found.append(_c("preference", s, f"preference: {_key(x)}", f"{who.en} {said} {x}", conf, 0.7, PERMANENT, "en:dislike"))
-    elif (m := _EN_LIKE.search(clause)) and not re.search(r"\bi\s+(?:would|'d)\s+like\b", clause, re.I):
-        x = _en_object(re.sub(r"^to\s+", "", m["x"])) if m["verb"].lower() == "prefer" else _en_object(m["x"])
+            said = _EN_SAID.get(verb, "cannot stand")
+            found.append(
+                _c(
+                    "preference",
+                    s,
+                    f"preference: {_key(x)}",
+                    f"{who.en} {said} {x}",
+                    conf,
+                    0.7,
+                    "en:dislike",
+                )
+            )
+    elif (m := _EN_LIKE.search(clause)) and not re.search(
+        r"\bi\s+(?:would|'d)\s+like\b", clause, re.I
+    ):
+        x = (
+            _en_object(re.sub(r"^to\s+", "", m["x"]))
+            if m["verb"].lower() == "prefer"
+            else _en_object(m["x"])
+        )
         if x:
             verb = m["verb"].lower()
             conf = 0.9 if verb == "prefer" or (m["adv"] or "").strip() else 0.85
             said = {"prefer": "prefers", "like": "likes", "love": "loves", "enjoy": "enjoys"}[verb]
-            found.append(_c("preference", s, f"preference: {_key(x)}", f"{who.en} {said} {x}", conf, 0.7, PERMANENT, "en:like"))
+            found.append(
+                _c(
+                    "preference",
+                    s,
+                    f"preference: {_key(x)}",
+                    f"{who.en} {said} {x}",
+                    conf,
+                    0.7,
+                    "en:like",
+                )
+            )
     if (m := _EN_HABIT.search(clause)) and not found:
         x = _en_object(m["x"])
         if x:
-            found.append(_c("preference", s, f"habit: {_key(x)}", f"{who.en_poss} habit: {m['verb'].lower()} {x}", 0.8, 0.6, PERMANENT, "en:habit"))
+            found.append(
+                _c(
+                    "preference",
+                    s,
+                    f"habit: {_key(x)}",
+                    f"{who.en_poss} habit: {m['verb'].lower()} {x}",
+                    0.8,
+                    0.6,
+                    "en:habit",
+                )
+            )
     if (m := _EN_MY.search(clause)) and not _EN_MY_STOP.match(m["k"].strip()) and not found:
         if x := _en_object(m["x"]):
             k = m["k"].strip().lower()
             kind = "identity" if k in _EN_IDENTITY_KEYS else "fact"
-            found.append(_c(kind, s, _EN_IDENTITY_KEYS.get(k, k), f"{who.en_poss} {k} is {x}", 0.9, 0.7, PERMANENT, "en:my-x-is"))
+            found.append(
+                _c(
+                    kind,
+                    s,
+                    _EN_IDENTITY_KEYS.get(k, k),
+                    f"{who.en_poss} {k} is {x}",
+                    0.9,
+                    0.7,
+                    "en:my-x-is",
+                )
+            )
     return found or _en_rules(clause)
 
 
 def _en_rules(clause: str) -> list[RuleCandidate]:
     if m := _EN_FROM_NOW.match(clause):
         if _en_object(m["x"]) or len(m["x"]) > 3:
-            return [_c("rule", "", "", clause, 0.9, 0.8, PERMANENT, "en:from-now-on")]
+            return [_c("rule", "", "", clause, 0.9, 0.8, "en:from-now-on")]
     if m := _EN_NEVER.match(clause):
         if len(m["x"].split()) >= 1:
-            return [_c("rule", "", "", clause, 0.88, 0.8, PERMANENT, "en:never")]
+            return [_c("rule", "", "", clause, 0.88, 0.8, "en:never")]
     if m := _EN_ALWAYS.match(clause):
         if len(m["x"].split()) >= 1:
-            return [_c("rule", "", "", clause, 0.88, 0.8, PERMANENT, "en:always")]
+            return [_c("rule", "", "", clause, 0.88, 0.8, "en:always")]
     if m := _EN_DONT.match(clause):
         if len(m["x"].split()) >= 1 and not _EN_DEICTIC.match(m["x"]):
-            return [_c("rule", "", "", clause, 0.7, 0.6, DAY, "en:dont")]
+            return [_c("rule", "", "", clause, 0.7, 0.6, "en:dont", duration=DAY)]
     return []
 
 
@@ -329,20 +474,25 @@ def _one(clause: Clause, who: _Ctx) -> list[RuleCandidate]:
 
 def _explicit(found: list[RuleCandidate]) -> list[RuleCandidate]:
     return [
-        replace(c, confidence=max(c.confidence, REMEMBER_FLOOR), duration=PERMANENT,
-                importance=min(1.0, c.importance + 0.1))  # fmt: skip
+        replace(
+            c,
+            confidence=max(c.confidence, REMEMBER_FLOOR),
+            duration=PERMANENT,
+            importance=min(1.0, c.importance + 0.1),
+        )  # fmt: skip
         for c in found
     ]
 
 
 _BARE_PREFIX = re.compile(
-    r"^(?:请|你)?(?:以后|今后|从现在起|从现在开始|从今以后|往后|from now on|going forward|in the future)$",
+    r"^(?:请|你)?(?:以后|今后|从现在起|从现在开始|从今以后|往后|"
+    r"from now on|going forward|in the future)$",
     re.I,
 )
 
 
 def _joined(parts: list[Clause]) -> list[Clause]:
-    """"以后，回答用中文" / "From now on, answer in English" are one statement."""
+    """ "以后，回答用中文" / "From now on, answer in English" are one statement."""
     out: list[Clause] = []
     for clause in parts:
         if out and _BARE_PREFIX.match(out[-1].text):
@@ -367,7 +517,9 @@ def extract(text: str, name: str = "") -> list[RuleCandidate]:
             inner = _one(Clause(rest, clause.question, clause.lang), who)
             if not inner and not _skip(clause):
                 content = rest if clause.lang == "en" else rest
-                inner = [_c("fact", "", "", content, REMEMBER_FLOOR, 0.7, PERMANENT, f"{clause.lang}:remember")]
+                inner = [
+                    _c("fact", "", "", content, REMEMBER_FLOOR, 0.7, f"{clause.lang}:remember")
+                ]
             found += _explicit(inner)
         else:
             one = _one(clause, who)

@@ -49,7 +49,7 @@ _FILE = re.compile(
     re.I,
 )
 _PATH = re.compile(r"(?<![\w.])(?:~|/)[\w.\-]+(?:/[\w.\-]+)+")
-_QUESTION = re.compile(r"[^。！？!?\n]*[?？]")
+_SENTENCE = re.compile(r"(?<=[。！？!?；;])|(?<=[.])\s+|\n+")
 _NEXT = re.compile(
     r"[^。！？!?\n]*(?:下一步|接下来|建议|计划|待办|TODO|next step|next,|we should|i will|i'll|"
     r"plan to|remember to)[^。！？!?\n]*[。！？!?]?",
@@ -113,27 +113,49 @@ def files_in(turns: list[ConversationTurn]) -> list[str]:
     return list(dict.fromkeys(f.strip(".") for f in found))[:10]
 
 
-def nouns(text: str, limit: int = 8) -> list[str]:
+def _keeps_english(word: str, text: str, count: int) -> bool:
+    """English words are names when capitalised mid-sentence, mixed-case, or repeated."""
+    if count >= 2 or any(c.isdigit() for c in word) or any(c.isupper() for c in word[1:]):
+        return True
+    if not word[:1].isupper():
+        return False
+    for match in re.finditer(rf"\b{re.escape(word)}\b", text):
+        before = text[: match.start()].rstrip()
+        if before and before[-1] not in ".!?。！？":
+            return True  # capitalised where a sentence does not start: a name
+    return False
+
+
+def nouns(text: str, limit: int = 8, skip: tuple[str, ...] = ()) -> list[str]:
     """The most frequent nouns and names (jieba part-of-speech tags n*, eng)."""
     import jieba.posseg
 
     from retrieval.text import STOPWORDS
 
     counts: Counter[str] = Counter()
+    english: set[str] = set()
     for word, flag in jieba.posseg.cut(text[:8000]):
         word = word.strip()
         if len(word) < 2 or word.lower() in STOPWORDS or word.isdigit():
             continue
+        if any(word in s for s in skip):
+            continue  # a piece of a file name already listed
         if flag in ("n", "nr", "ns", "nt", "nz", "nrt", "eng", "vn"):
             counts[word] += 1
-    return [w for w, _n in counts.most_common(limit)]
+            if flag == "eng":
+                english.add(word)
+    keep = [w for w, n in counts.most_common() if w not in english or _keeps_english(w, text, n)]
+    return keep[:limit]
 
 
-def _outcome(nodes: list[dict]) -> str:
+def _outcome(nodes: list[dict], turns: list[ConversationTurn]) -> str:
+    """Failed tools say failed / partial; otherwise an unanswered last message says ongoing."""
     failed = [n for n in nodes if not n["success"]]
     if nodes and not nodes[-1]["success"]:
         return Outcome.FAILED
-    return Outcome.PARTIAL if failed else Outcome.SUCCESS
+    if failed:
+        return Outcome.PARTIAL
+    return Outcome.ONGOING if turns and turns[-1].role == Role.USER else Outcome.SUCCESS
 
 
 @dataclass
@@ -149,12 +171,14 @@ class Draft:
 def rules_draft(turns: list[ConversationTurn], nodes: list[dict]) -> Draft:
     users = [t for t in turns if t.role == Role.USER and t.content.strip()]
     answers = [t for t in turns if t.role == Role.ASSISTANT and t.content.strip()]
-    goal = _clip(re.split(r"(?<=[。！？!?.])\s*", users[0].content.strip())[0], 120) if users else ""
+    goal = (
+        _clip(re.split(r"(?<=[。！？!?.])\s*", users[0].content.strip())[0], 120) if users else ""
+    )
     tools = list(dict.fromkeys(n["tool_name"] for n in nodes))
     files = files_in(turns)
     text = "\n".join(t.content for t in turns)
-    entities = list(dict.fromkeys(files + nouns(text)))[:10]
-    outcome = _outcome(nodes)
+    entities = list(dict.fromkeys(files + nouns(text, skip=tuple(files))))[:10]
+    outcome = _outcome(nodes, turns)
     zh = is_chinese(text)
     parts = [f"目标：{goal}" if zh else f"Goal: {goal}"] if goal else []
     if tools:
@@ -232,17 +256,27 @@ def _merge(new: list[str], old: list[str], size: int) -> list[str]:
     return list(dict.fromkeys(_clip(x) for x in [*new, *old] if str(x).strip()))[:size]
 
 
+def _outcome_label(episode: Episode) -> str:
+    with translation.override(settings.LANGUAGE_CODE):
+        return str(episode.get_outcome_display())
+
+
 def rules_pad(pad: Scratchpad, episode: Episode, turns: list[ConversationTurn]) -> PadUpdate:
     last_users = [t.content for t in turns if t.role == Role.USER][-3:]
     last_answers = [t.content for t in turns if t.role == Role.ASSISTANT][-3:]
-    questions = [q.strip() for text in last_users for q in _QUESTION.findall(text)]
+    questions = [
+        q.strip()
+        for text in last_users
+        for q in _SENTENCE.split(text)
+        if q.strip().endswith(("?", "？"))
+    ]
     steps = [s.strip() for text in last_answers for s in _NEXT.findall(text)]
     return PadUpdate(
         current_focus=episode.goal or pad.current_focus,
         active_projects=list(pad.active_projects or [])[:MAX_PROJECTS],
         open_questions=_merge(questions, pad.open_questions or [], MAX_ITEMS),
         next_steps=_merge(steps, pad.next_steps or [], MAX_ITEMS),
-        completed=_clip(f"{episode.goal or episode.summary} ({episode.outcome})"),
+        completed=_clip(f"{episode.goal or episode.summary} ({_outcome_label(episode)})"),
     )
 
 

@@ -46,7 +46,7 @@ def end_session(session_pk: int) -> None:
 
 @db_task()
 def consolidate_now(run_id: str) -> None:
-    """"Run consolidation now" from the Jobs page (its JobRun row already exists)."""
+    """ "Run consolidation now" from the Jobs page (its JobRun row already exists)."""
     consolidate.run(Trigger.MANUAL, run_id=run_id)
 
 

@@ -50,9 +50,10 @@ def aware(moment: datetime | None) -> datetime | None:
 
 
 def session_for(external_id: str, *, create: bool = False, started_at=None) -> Session | None:
-    if not create:
-        return Session.objects.filter(external_id=external_id).first()
-    session, _ = Session.objects.get_or_create(
+    session = Session.objects.filter(external_id=external_id).first()
+    if session is not None or not create:
+        return session
+    session, _ = Session.objects.get_or_create(  # get_or_create: a concurrent first turn
         external_id=external_id,
         defaults={"owner": Owner.default(), "started_at": started_at or timezone.now()},
     )

@@ -118,6 +118,7 @@ class VectorState:
     model: str
     dimension: int
     reason: str = ""
+    broken: bool = False  # a failure (table missing), not a known state like a model change
 
 
 def table_dimension() -> int:
@@ -136,7 +137,9 @@ def vector_state() -> VectorState:
     if space and space.model_name != emb.name:
         reason = f"vectors were made by {space.model_name}; reindex to use {emb.name}"
         return VectorState(False, emb.name, emb.dimension, reason)
-    if (held := table_dimension()) != emb.dimension:
+    if (held := table_dimension()) == 0:
+        return VectorState(False, emb.name, emb.dimension, "no such table: search_vec", True)
+    if held != emb.dimension:
         reason = f"the vector table holds {held}-d vectors, {emb.name} makes {emb.dimension}-d"
         return VectorState(False, emb.name, emb.dimension, reason)
     return VectorState(True, emb.name, emb.dimension)

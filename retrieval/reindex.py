@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.db import connection
+from django.db import DatabaseError, connection
 
 from retrieval import indexing, userdict
 from retrieval import text as seg
@@ -91,6 +91,7 @@ def reindex(
         indexing.reset_vectors(get_embedder().dimension)
         summary.reset, state = True, indexing.vector_state()
     vectors = bool(state and state.ok)
+    summary.removed += remove_strays()
     work = []
     for k in summary.kinds:
         todo, gone, examined = plan(k, vectors)
@@ -115,6 +116,22 @@ def reindex(
         if progress:
             progress(Progress(summary.done, summary.planned, time.monotonic() - started))
     return summary
+
+
+def remove_strays() -> int:
+    """Index rows whose SearchDoc is gone (a crash between two writes, a manual delete)."""
+    docs = set(SearchDoc.objects.values_list("id", flat=True))
+    fts = _ids("SELECT rowid FROM search_fts") - docs
+    try:
+        vec = _ids("SELECT doc_id FROM search_vecf") - docs
+    except DatabaseError:  # no vector table (yet): nothing stray in it
+        vec = set()
+    with connection.cursor() as cur:
+        for doc_id in fts:
+            cur.execute("DELETE FROM search_fts WHERE rowid = %s", [doc_id])
+    for doc_id in vec:
+        indexing._delete_vec(doc_id)
+    return len(fts) + len(vec)
 
 
 @dataclass

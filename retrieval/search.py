@@ -40,7 +40,7 @@ from retrieval import backends, scoring, userdict
 from retrieval import text as seg
 from retrieval.backends import ALL_KINDS, EVENT_KINDS, Filters, Hit
 from retrieval.embedders import EmbeddingError, get_embedder, query_cache
-from retrieval.indexing import item_time, vector_state
+from retrieval.indexing import VectorState, item_time, vector_state
 from retrieval.models import Kind, RecallHit, RecallLog
 
 log = logging.getLogger(__name__)
@@ -224,12 +224,17 @@ def load_items(keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], object]
         by_kind.setdefault(kind, []).append(object_id)
     found = {}
     for kind, ids in by_kind.items():
+        # Large JSON columns are never shown here: decoding them would cost more than the search.
         if kind == Kind.FACT:
-            rows = Fact.objects.filter(pk__in=ids)
+            rows = Fact.objects.filter(pk__in=ids).defer("tags")
         elif kind == Kind.EPISODE:
-            rows = Episode.objects.filter(pk__in=ids)
+            rows = Episode.objects.filter(pk__in=ids).defer("action_nodes", "tools_used")
         elif kind == Kind.TURN:
-            rows = ConversationTurn.objects.filter(pk__in=ids).select_related("session")
+            rows = (
+                ConversationTurn.objects.filter(pk__in=ids)
+                .select_related("session")
+                .defer("tool_calls", "tool_results")
+            )
         else:
             rows = Attachment.objects.filter(pk__in=ids)
         found.update(((kind, obj.pk), obj) for obj in rows)
@@ -315,6 +320,8 @@ def _run_channels(query: str, f: Filters, mode: str, k: int, timings: dict) -> _
         state = _vector_state_safe()
         if state.ok:
             future = _pool.submit(_timed_embed, query)
+        elif state.broken:
+            out.failures.append(("vector", state.reason))
         else:
             out.unavailable.append(("vector", state.reason))
     if want_kw:
@@ -338,11 +345,11 @@ def _run_channels(query: str, f: Filters, mode: str, k: int, timings: dict) -> _
     return out
 
 
-def _vector_state_safe():
+def _vector_state_safe() -> VectorState:
     try:
         return vector_state()
     except DatabaseError as exc:
-        return type("State", (), {"ok": False, "reason": str(exc)})()
+        return VectorState(False, "", 0, str(exc), broken=True)
 
 
 def _timed_embed(query: str):

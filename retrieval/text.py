@@ -28,6 +28,8 @@ STOPWORDS = frozenset(
     "我 你 他 她 它 的 了 是 在 和 与 及 或 也 都 就 而 但 呢 吗 吧 啊 呀 着 过 "
     "把 被 让 给 对 从 向 这 那 "
     "这个 那个 一个 我们 你们 他们 什么 怎么 还 又 很 会 要 能 有 没有 不 之 其 "
+    # Words about recalling, not about the thing recalled (they trigger long-term memory).
+    "之前 以前 上次 上回 那次 记得 还记得 曾经 说过 提过 聊过 remember recall previously "
     "a an the and or but if of to in on at by for with from as is are was were be been being "
     "it its this that these those i you he she we they me my your our their his her them "
     "do does did have has had will would can could should shall may might must not no "

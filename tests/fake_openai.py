@@ -15,7 +15,7 @@ Use the `fake_openai` fixture (registered in tests/conftest.py):
   callables taking the request body); when empty, "{}" is returned
 - `fail_next(status=500, times=1, body=None)`: the next requests fail with that status
 - `delay`: seconds to sleep before answering (for timeout tests)
-- `requests`: every request as {"path", "body", "headers"}
+- `requests`: every request as {"path", "body", "headers"} (header names lower-cased)
 
 Embeddings are answered as float lists whatever `encoding_format` asks for: the client
 sends base64 by default and accepts floats.
@@ -126,7 +126,8 @@ class FakeOpenAI:
                     body = json.loads(self.rfile.read(length) or b"{}")
                 except ValueError:
                     body = {}
-                status, payload = fake._answer(self.path, body, dict(self.headers))
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                status, payload = fake._answer(self.path, body, headers)
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

@@ -157,8 +157,12 @@ def test_running_twice_in_one_night_decays_once():
 
 def test_episodes_decay_faster_and_are_archived_at_two_weeks():
     owner = Owner.default()
-    week = Episode.objects.create(owner=owner, summary="a", ended_at=timezone.now() - timedelta(days=8))
-    old = Episode.objects.create(owner=owner, summary="b", ended_at=timezone.now() - timedelta(days=15))
+    week = Episode.objects.create(
+        owner=owner, summary="a", ended_at=timezone.now() - timedelta(days=8)
+    )
+    old = Episode.objects.create(
+        owner=owner, summary="b", ended_at=timezone.now() - timedelta(days=15)
+    )
     _report, counts = run(only=["decay"])
     assert counts["decay"]["episodes_archived"] == 1
     week.refresh_from_db(), old.refresh_from_db()
@@ -176,7 +180,10 @@ def test_low_facts_are_not_removed_before_the_person_was_asked():
 
 
 def test_an_unanswered_question_lets_the_thresholds_act_after_two_weeks():
-    low, lowest = fact("low", days_old=30, importance=0.2), fact("lowest", days_old=30, importance=0.05)
+    low, lowest = (
+        fact("low", days_old=30, importance=0.2),
+        fact("lowest", days_old=30, importance=0.05),
+    )
     run(only=["reviews"])
     PendingItem.objects.update(created_at=timezone.now() - timedelta(days=15))
     _report, counts = run(only=["decay"], now=timezone.now() + timedelta(hours=1))
@@ -297,7 +304,9 @@ def crafted_world():
     fact("idle", days_old=15, importance=0.8)
     fact("expired", expires_at=timezone.now() - timedelta(hours=1))
     fact("hot", importance=0.95, hit_count=2)
-    Episode.objects.create(owner=Owner.default(), summary="old", ended_at=timezone.now() - timedelta(days=20))
+    Episode.objects.create(
+        owner=Owner.default(), summary="old", ended_at=timezone.now() - timedelta(days=20)
+    )
 
 
 def state():

@@ -91,7 +91,9 @@ def test_a_later_success_closes_the_dead_letter(stored_fact, monkeypatch, settin
     assert DeadLetter.objects.get().status == DeadStatus.RETRIED
 
 
-def test_retry_puts_the_item_back_in_the_queue(stored_fact, monkeypatch, django_capture_on_commit_callbacks):
+def test_retry_puts_the_item_back_in_the_queue(
+    stored_fact, monkeypatch, django_capture_on_commit_callbacks
+):
     letter = DeadLetter.objects.create(
         task=DeadTask.EMBED, item_kind="fact", object_id=stored_fact.pk, error="x", attempts=6
     )

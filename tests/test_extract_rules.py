@@ -24,19 +24,47 @@ MATCHES = [
     ("总是先备份再删除", "rule", "", "总是先备份再删除", "zh:always"),
     ("My name is Li Lei.", "identity", "name", "The user's name is Li Lei", "en:name"),
     ("Call me Lei.", "identity", "address as", "The user wants to be called “Lei”", "en:address"),
-    ("I am a backend engineer.", "identity", "identity", "The user is a backend engineer", "en:i-am"),
+    (
+        "I am a backend engineer.",
+        "identity",
+        "identity",
+        "The user is a backend engineer",
+        "en:i-am",
+    ),
     ("I live in Berlin.", "fact", "location", "The user lives in Berlin", "en:place"),
-    ("I prefer pytest over unittest.", "preference", "preference: pytest over unittest",
-     "The user prefers pytest over unittest", "en:like"),  # fmt: skip
+    (
+        "I prefer pytest over unittest.",
+        "preference",
+        "preference: pytest over unittest",
+        "The user prefers pytest over unittest",
+        "en:like",
+    ),  # fmt: skip
     ("I like ramen.", "preference", "preference: ramen", "The user likes ramen", "en:like"),
     ("I hate tabs.", "preference", "preference: tabs", "The user hates tabs", "en:dislike"),
-    ("I don't like meetings before 10.", "preference", "preference: meetings before 10",
-     "The user does not like meetings before 10", "en:dislike"),  # fmt: skip
+    (
+        "I don't like meetings before 10.",
+        "preference",
+        "preference: meetings before 10",
+        "The user does not like meetings before 10",
+        "en:dislike",
+    ),  # fmt: skip
     ("My editor is Helix.", "fact", "editor", "The user's editor is Helix", "en:my-x-is"),
-    ("Remember: the deploy day is Tuesday.", "fact", "", "the deploy day is Tuesday", "en:remember"),
+    (
+        "Remember: the deploy day is Tuesday.",
+        "fact",
+        "",
+        "the deploy day is Tuesday",
+        "en:remember",
+    ),
     ("Always answer in English.", "rule", "", "Always answer in English", "en:always"),
     ("Never force-push to main.", "rule", "", "Never force-push to main", "en:never"),
-    ("From now on, use metric units.", "rule", "", "From now on, use metric units", "en:from-now-on"),
+    (
+        "From now on, use metric units.",
+        "rule",
+        "",
+        "From now on, use metric units",
+        "en:from-now-on",
+    ),
     ("Don't restart the server.", "rule", "", "Don't restart the server", "en:dont"),
 ]
 
@@ -81,7 +109,11 @@ def test_the_subject_is_the_persons_name_when_known():
     (fact,) = extract("我住在杭州", name="李雷")
     assert (fact.subject, fact.content) == ("李雷", "李雷住在杭州")
     (fact,) = extract("I live in Hangzhou now", name="Li Lei")
-    assert (fact.subject, fact.predicate, fact.content) == ("Li Lei", "location", "Li Lei lives in Hangzhou")
+    assert (fact.subject, fact.predicate, fact.content) == (
+        "Li Lei",
+        "location",
+        "Li Lei lives in Hangzhou",
+    )
 
 
 def test_the_same_attribute_in_both_languages_shares_subject_and_predicate():

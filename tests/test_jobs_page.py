@@ -113,7 +113,9 @@ def test_dead_letters_can_be_retried_or_discarded(client_in, django_capture_on_c
     target = fact("something to embed")
     a = DeadLetter.objects.create(task="embed", item_kind="fact", object_id=target.pk,
                                   error="EmbeddingError: timed out", attempts=6)  # fmt: skip
-    b = DeadLetter.objects.create(task="embed", item_kind="fact", object_id=999, error="x", attempts=6)
+    b = DeadLetter.objects.create(
+        task="embed", item_kind="fact", object_id=999, error="x", attempts=6
+    )
     html = client_in.get("/jobs/").content.decode()
     assert f'data-dead-letter="{a.pk}"' in html and "timed out" in html
     with django_capture_on_commit_callbacks(execute=True):

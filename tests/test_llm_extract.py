@@ -40,7 +40,8 @@ def known(content="用户住在北京", **kwargs) -> Fact:
 def user_turn(text=ASK):
     s = session()
     turn(s, "我在 orchard-2 上看了一下进程。", role="assistant",
-         tool_calls=[{"id": "c1", "function": {"name": "run_shell", "arguments": {"cmd": "ps aux"}}}],
+         tool_calls=[{"id": "c1",
+                      "function": {"name": "run_shell", "arguments": {"cmd": "ps aux"}}}],
          tool_results=[{"tool_call_id": "c1", "ok": True, "output": "celery 3.7G"}])  # fmt: skip
     return turn(s, text)
 
@@ -50,14 +51,19 @@ def prompt_of(request) -> str:
 
 
 def test_add_writes_a_fact_with_its_retention(llm):
-    llm.chat_replies = [ops({"op": "ADD", "type": "fact", "subject": "user", "predicate": "workplace",
+    llm.chat_replies = [ops({"op": "ADD", "type": "fact", "subject": "user",
+                             "predicate": "workplace",
                              "content": "用户在滨江上班", "confidence": 0.95, "importance": 0.6,
                              "duration": "7d"})]  # fmt: skip
     t = user_turn()
     (result,) = extract_turn(t)
     written = result.fact
     assert (result.outcome, written.source, written.source_turn_id) == ("written", "llm", t.pk)
-    assert (written.subject, written.predicate, written.priority) == ("user", "workplace", "short_term")
+    assert (written.subject, written.predicate, written.priority) == (
+        "user",
+        "workplace",
+        "short_term",
+    )
     assert abs(written.expires_at - (timezone.now() + timedelta(days=7))) < timedelta(minutes=1)
     assert ConversationTurn.objects.get(pk=t.pk).extracted
 
@@ -78,7 +84,9 @@ def test_the_model_sees_short_ids_and_the_tool_activity_in_json_mode(llm):
 
 def test_update_supersedes_the_memory_it_names(llm):
     old = known()
-    llm.chat_replies = [ops({"op": "UPDATE", "id": 1, "content": "用户已搬到杭州", "confidence": 0.95})]
+    llm.chat_replies = [
+        ops({"op": "UPDATE", "id": 1, "content": "用户已搬到杭州", "confidence": 0.95})
+    ]
     (result,) = extract_turn(user_turn())
     assert result.outcome == "superseded"
     assert (result.fact.subject, result.fact.predicate) == ("user", "location")
@@ -88,7 +96,9 @@ def test_update_supersedes_the_memory_it_names(llm):
 
 def test_update_of_a_memory_without_subject_asks_before_removing_the_old_one(llm):
     old = known(subject="", predicate="")
-    llm.chat_replies = [ops({"op": "UPDATE", "id": 1, "content": "用户已搬到杭州", "confidence": 0.95})]
+    llm.chat_replies = [
+        ops({"op": "UPDATE", "id": 1, "content": "用户已搬到杭州", "confidence": 0.95})
+    ]
     added, removal = extract_turn(user_turn())
     assert (added.outcome, added.fact.content) == ("written", "用户已搬到杭州")
     assert removal.outcome == "pending" and removal.pending.conflicts_with_id == old.pk
@@ -134,7 +144,10 @@ def test_ids_the_model_invented_are_rejected_and_the_rest_applied(llm):
 
 
 def test_malformed_json_is_retried_once_with_the_error_shown(llm):
-    llm.chat_replies = ['{"operations": [', ops({"op": "ADD", "content": "用户在滨江上班", "confidence": 0.95})]
+    llm.chat_replies = [
+        '{"operations": [',
+        ops({"op": "ADD", "content": "用户在滨江上班", "confidence": 0.95}),
+    ]
     (result,) = extract_turn(user_turn())
     assert result.outcome == "written"
     retry = llm.requests[-1]["body"]["messages"]

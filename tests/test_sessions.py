@@ -17,7 +17,10 @@ CALLS = [
     {
         "id": "c1",
         "type": "function",
-        "function": {"name": "run_shell", "arguments": {"cmd": "ps aux --sort=-rss", "host": "orchard-2"}},
+        "function": {
+            "name": "run_shell",
+            "arguments": {"cmd": "ps aux --sort=-rss", "host": "orchard-2"},
+        },
     }
 ]
 RESULTS = [{"tool_call_id": "c1", "ok": True, "output": "celery worker 3.7G\ngunicorn 400M"}]
@@ -28,7 +31,11 @@ def leak_session() -> Session:
     start = timezone.now() - timedelta(hours=1)
     lines = [
         ("user", "orchard 的 worker 内存又涨到 3G 多了，帮我看看是哪个进程。", {}),
-        ("assistant", "我先在 orchard-2 上按内存排序看一下进程。", {"tool_calls": CALLS, "tool_results": RESULTS}),
+        (
+            "assistant",
+            "我先在 orchard-2 上按内存排序看一下进程。",
+            {"tool_calls": CALLS, "tool_results": RESULTS},
+        ),
         ("assistant", "是 Celery worker。建议先加 --max-tasks-per-child=200，再观察一天。", {}),
         ("user", "我叫李雷。要不要把会议纪要 meeting-notes.pdf 也发给王芳？", {}),
         ("assistant", "已整理成 meeting-notes.pdf，接下来周二随版本发布。", {}),
@@ -71,6 +78,12 @@ def test_a_failed_last_tool_call_makes_the_outcome_failed():
     episode = end_session(s)
     assert episode.outcome == "failed"
     assert episode.action_nodes[0]["error_message"] == "permission denied"
+
+
+def test_a_session_ending_on_an_unanswered_message_is_ongoing():
+    s = session()
+    turn(s, "Can you check the deploy?")
+    assert end_session(s).outcome == "ongoing"
 
 
 def test_ending_twice_writes_one_episode_and_new_turns_get_their_own():

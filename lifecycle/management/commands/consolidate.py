@@ -43,4 +43,7 @@ class Command(BaseCommand):
         self.stdout.write(head)
         print_steps(self.stdout, report.steps)
         if report.run is not None:
-            self.stdout.write(f"Status: {report.run.status}. Undo: manage.py consolidate --undo {report.run.run_id}")
+            self.stdout.write(
+                f"Status: {report.run.status}. "
+                f"Undo: manage.py consolidate --undo {report.run.run_id}"
+            )

@@ -17,7 +17,8 @@ class Command(BaseCommand):
         letters = list(embedqueue.open_letters().filter(task=DeadTask.EMBED))
         self.stdout.write(f"{len(letters)} open embedding dead letter(s).")
         for letter in letters:
-            line = f"  {letter.item_kind} {letter.object_id}: {letter.attempts} attempts, {letter.error}"
+            line = f"  {letter.item_kind} {letter.object_id}: {letter.attempts} attempts"
+            line += f", {letter.error}"
             if options["retry"] and not options["dry_run"]:
                 result = embedqueue.index_with_retry(letter.item_kind, letter.object_id)
                 line += f" -> {result.status}"

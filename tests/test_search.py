@@ -1,0 +1,179 @@
+"""The search service: filters, breakdowns, presets, access counters and the recall log."""
+
+import pytest
+from django.utils import timezone
+
+from curator.models import Fact, FactStatus, Owner
+from retrieval.models import RecallHit, RecallLog
+from retrieval.search import SearchError, recalls_of, search
+from tests.search_helpers import days_ago, episode, fact, session, turn
+
+
+@pytest.fixture
+def owner(db):
+    return Owner.default()
+
+
+def ids(result, kind="fact"):
+    return [i.id for i in result.items if i.kind == kind]
+
+
+def test_it_finds_by_keywords_and_by_meaning(owner):
+    hangzhou = fact(owner, "用户住在杭州，周末喜欢爬山")
+    editor = fact(owner, "The user edits code in Neovim")
+    assert ids(search("杭州", owner=owner, record=False))[0] == hangzhou.id
+    assert ids(search("which text editor do they use?", owner=owner, record=False))[0] == editor.id
+
+
+def test_every_result_explains_its_score(owner):
+    fact(owner, "用户住在杭州")
+    result = search("杭州", owner=owner, record=False)
+    body = result.to_dict()
+    top = body["results"][0]
+    assert set(top) >= {"kind", "id", "content", "score", "rank", "found_by", "breakdown", "ranks"}
+    assert top["found_by"] == "both" and top["ranks"] == {"keyword": 1, "vector": 1}
+    assert set(top["breakdown"]) == {"semantic", "keyword", "freshness", "importance", "access"}
+    parts = top["breakdown"]["semantic"]
+    assert set(parts) == {"raw", "normalized", "weight", "contribution"}
+    assert top["score"] == pytest.approx(
+        sum(p["contribution"] for p in top["breakdown"].values()), abs=1e-5
+    )
+    assert body["degraded"] is False and body["degraded_reason"] is None
+    assert {"segmentation", "fts", "embedding", "knn", "scoring", "total"} <= set(
+        body["timings_ms"]
+    )
+
+
+def test_inactive_and_expired_facts_stay_out_unless_asked(owner):
+    old = fact(owner, "住在北京 (old)", status=FactStatus.SUPERSEDED)
+    archived = fact(owner, "住在北京 archived", status=FactStatus.ARCHIVED)
+    expired = fact(owner, "住在北京 expired", expires_at=days_ago(1))
+    live = fact(owner, "住在北京 now")
+    assert ids(search("北京", owner=owner, record=False)) == [live.id]
+    everything = ids(search("北京", owner=owner, include_inactive=True, record=False))
+    assert set(everything) == {old.id, archived.id, expired.id, live.id}
+
+
+def test_a_status_changed_behind_the_indexs_back_is_still_respected(owner):
+    item = fact(owner, "住在北京")
+    Fact.objects.filter(pk=item.pk).update(status=FactStatus.ARCHIVED)  # no reindex
+    assert ids(search("北京", owner=owner, record=False)) == []
+
+
+def test_other_owners_memories_never_come_back(owner):
+    other = Owner.objects.create(key="someone-else")
+    fact(other, "杭州的秘密")
+    assert search("杭州", owner=owner, record=False).items == []
+
+
+def test_kinds_filter(owner):
+    fact(owner, "orchard 内存泄漏")
+    episode(owner, "排查 orchard 内存泄漏")
+    result = search("orchard", owner=owner, kinds=["episode"], record=False)
+    assert {i.kind for i in result.items} == {"episode"}
+
+
+def test_a_time_range_filters_turns_and_episodes_but_not_facts(owner):
+    s = session(owner)
+    old_turn = turn(s, "orchard 部署失败了", when=days_ago(10))
+    new_turn = turn(s, "orchard 部署成功", when=days_ago(1))
+    knowledge = fact(owner, "orchard 用 Celery")
+    result = search(
+        "orchard", owner=owner, time_from=days_ago(2), time_to=timezone.now(), record=False
+    )
+    assert new_turn.id in ids(result, "turn") and old_turn.id not in ids(result, "turn")
+    assert knowledge.id in ids(result)
+
+
+def test_a_session_filter_keeps_that_sessions_turns(owner):
+    mine, other = session(owner, "a"), session(owner, "b")
+    t1 = turn(mine, "讨论 orchard")
+    t2 = turn(other, "讨论 orchard 的另一件事")
+    result = search("orchard", owner=owner, session_id=mine.pk, record=False)
+    assert t1.id in ids(result, "turn") and t2.id not in ids(result, "turn")
+
+
+def test_recalling_counts_access_and_writes_the_recall_log(owner):
+    item = fact(owner, "用户住在杭州")
+    result = search("杭州", owner=owner, caller="api")
+    item.refresh_from_db()
+    assert item.access_count == 1 and item.last_accessed_at is not None
+    log = RecallLog.objects.get(pk=result.recall_id)
+    assert (log.query, log.caller, log.results[0]["id"]) == ("杭州", "api", item.id)
+    assert [h.log_id for h in recalls_of("fact", item.id)] == [log.pk]
+
+
+def test_looking_in_the_debugger_is_not_recalling(owner):
+    item = fact(owner, "用户住在杭州")
+    search("杭州", owner=owner, record=False)
+    item.refresh_from_db()
+    assert (
+        item.access_count == 0 and not RecallLog.objects.exists() and not RecallHit.objects.exists()
+    )
+
+
+def test_presets_and_custom_weights(owner):
+    fact(owner, "用户住在杭州", importance=0.9)
+    assert search("杭州", owner=owner, preset="semibot", record=False).preset == "semibot"
+    custom = search(
+        "杭州",
+        owner=owner,
+        weights={"keyword": 3, "importance": 1, "half_life_days": 7},
+        record=False,
+    )
+    assert custom.preset == "custom" and custom.weights["keyword"] == pytest.approx(0.75)
+    assert custom.params["half_life_days"] == 7
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"preset": "nope"},
+        {"weights": {"semantic": 0}},
+        {"weights": {"bogus": 1}},
+        {"weights": {"keyword": -1}},
+        {"mode": "fast"},
+        {"kinds": ["fact", "planet"]},
+    ],
+)
+def test_bad_requests_are_errors_not_degradations(owner, kwargs):
+    with pytest.raises(SearchError):
+        search("x", owner=owner, record=False, **kwargs)
+
+
+def test_keyword_mode_is_not_a_degradation(owner):
+    fact(owner, "用户住在杭州")
+    result = search("杭州", owner=owner, mode="keyword", record=False)
+    assert not result.degraded and result.channels["vector"]["state"] == "off"
+    assert result.items[0].found_by == "keyword" and result.weights["semantic"] == 0
+
+
+def test_equal_scores_rank_the_newer_item_first(owner):
+    older = fact(owner, "同样的内容", index=True)
+    newer = fact(owner, "同样的内容", index=True)
+    Fact.objects.filter(pk=older.pk).update(updated_at=days_ago(3))
+    result = search("同样的内容", owner=owner, weights={"keyword": 1}, mode="keyword", record=False)
+    assert ids(result)[:2] == [newer.id, older.id]
+
+
+def test_the_approximate_vector_step_agrees_on_small_sets(owner, settings):
+    for text in [
+        "用户住在杭州",
+        "The user edits code in Neovim",
+        "喜欢乌龙茶",
+        "runs every morning",
+    ]:
+        fact(owner, text)
+    exact = ids(search("which editor?", owner=owner, mode="semantic", record=False))
+    settings.SEARCH_EXACT_MAX = 0
+    from retrieval import backends
+
+    backends._counts.clear()
+    approx = ids(search("which editor?", owner=owner, mode="semantic", record=False))
+    assert approx[0] == exact[0] and set(approx) == set(exact)
+
+
+def test_the_limit_is_capped(owner):
+    for n in range(3):
+        fact(owner, f"杭州 {n}")
+    assert search("杭州", owner=owner, limit=999, record=False).limit == 50
