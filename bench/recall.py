@@ -216,6 +216,10 @@ def main() -> None:
         help="experiment: set a module constant, e.g. --patch retrieval.backends.GRAMS_WEIGHT=0",
     )
     parser.add_argument("--fts-tokenizer", help="experiment: rebuild search_fts with this tokenizer")
+    parser.add_argument(
+        "--extra", action="append", default=[], metavar='NAME={"weights": {...}}',
+        help="experiment: another retriever (search() keyword arguments as JSON)",
+    )
     args = parser.parse_args()
     overrides = dict(item.split("=", 1) for item in args.set)
     setup_django("recall", overrides)
@@ -235,7 +239,10 @@ def main() -> None:
     for name, questions in sets.items():
         embedder.warm_queries([q["query"] for q in questions])
 
-    names = args.retrievers.split(",")
+    for item in args.extra:
+        name, spec = item.split("=", 1)
+        RETRIEVERS[name] = json.loads(spec)
+    names = args.retrievers.split(",") + [item.split("=", 1)[0] for item in args.extra]
     print(f"\nRetrieval recall (top 10 per question; overrides: {overrides or 'none'})\n")
     summary_rows = []
     for set_name, questions in sets.items():

@@ -176,24 +176,23 @@ def apply_fact_decay(planned, job_run: str, progress=None) -> int:
 
 def plan_thresholds(now: datetime, reviews: Reviews, decayed_to: dict[int, float]):
     """Facts to archive (< ARCHIVE_BELOW) and to demote (< DEMOTE_BELOW), after the decay."""
+    low = {pk for pk, after in decayed_to.items() if after < settings.DEMOTE_BELOW}
+    low |= set(decaying().filter(importance__lt=settings.DEMOTE_BELOW).values_list("pk", flat=True))
     archive, demote = [], []
     fields = ("pk", "importance", "priority", "created_at", "last_accessed_at")
-    low = (
-        decaying()
-        .filter(Q(importance__lt=settings.DEMOTE_BELOW) | Q(pk__in=list(decayed_to)))
-        .only(*fields)
-    )
-    for fact in low.iterator(chunk_size=2000):
-        importance = decayed_to.get(fact.pk, fact.importance)
-        if importance >= settings.DEMOTE_BELOW or not _idle(fact, now):
-            continue
-        if not reviews.may_remove(fact.pk, now):
-            continue
-        if importance < settings.ARCHIVE_BELOW:
-            archive.append(fact.pk)
-        elif fact.priority != Priority.TRANSIENT:
-            demote.append(fact.pk)
-    return archive, demote
+    ids = sorted(low)
+    for start in range(0, len(ids), 5000):  # chunks: SQLite limits the variables per query
+        for fact in decaying().filter(pk__in=ids[start : start + 5000]).only(*fields):
+            importance = decayed_to.get(fact.pk, fact.importance)
+            if importance >= settings.DEMOTE_BELOW or not _idle(fact, now):
+                continue
+            if not reviews.may_remove(fact.pk, now):
+                continue
+            if importance < settings.ARCHIVE_BELOW:
+                archive.append(fact.pk)
+            elif fact.priority != Priority.TRANSIENT:
+                demote.append(fact.pk)
+    return sorted(archive), sorted(demote)
 
 
 def apply_thresholds(archive: list[int], demote: list[int], now, job_run: str) -> None:

@@ -84,7 +84,7 @@ def extract_turn(
     try:
         plan = llm_plan(turn)
     except llm.LLMError as exc:
-        _defer(turn, str(exc))
+        _defer(turn, str(exc), job_run)
         raise ExtractionDeferred(str(exc)) from exc
     return _commit(turn, plan.candidates, job_run, boosts=plan.boosts)
 
@@ -104,7 +104,8 @@ def _commit(turn, candidates: list[Candidate], job_run: str, boosts=None) -> lis
                     candidate,
                     actor="job",
                     owner=owner,
-                    operation_id=f"extract:{turn.pk}:{index}",
+                    # per extractor: a later LLM retry of a turn the rules took is not a replay
+                    operation_id=f"extract:{turn.pk}:{candidate.source}:{index}",
                     job_run=job_run,
                 )
             except InvalidCandidate as exc:
@@ -139,7 +140,7 @@ def _raise_importance(fact: Fact, job_run: str) -> None:
 # --------------------------------------------------------------------------------------
 
 
-def _defer(turn: ConversationTurn, error: str) -> ExtractionItem:
+def _defer(turn: ConversationTurn, error: str, job_run: str = "") -> ExtractionItem:
     """Queue a failed turn with a growing delay; after the last attempt, a dead letter."""
     with transaction.atomic():
         item, _created = ExtractionItem.objects.get_or_create(turn=turn)
@@ -153,7 +154,7 @@ def _defer(turn: ConversationTurn, error: str) -> ExtractionItem:
         item.save()
     if item.status == QueueStatus.DEAD:
         dead_letter(DeadTask.EXTRACT, "turn", turn.pk, error, attempts=item.attempts)
-        _commit(turn, rule_candidates(turn), "")  # explicit statements still land
+        _commit(turn, rule_candidates(turn), job_run)  # explicit statements still land
     return item
 
 
@@ -392,7 +393,10 @@ def llm_plan(turn: ConversationTurn) -> Plan:
     facts = related_facts(turn)
     prompt, ids = build_prompt(turn, facts)
     ops = llm.chat_json(SYSTEM_PROMPT, prompt, validate_operations, context=f"turn {turn.pk}")
-    return plan_from_operations(ops, ids, turn)
+    plan = plan_from_operations(ops, ids, turn)
+    if plan.invented:
+        log.warning("turn %s: the model named unknown memories %s", turn.pk, plan.invented)
+    return plan
 
 
 def plan_from_operations(ops: list[dict], ids: dict[int, Fact], turn: ConversationTurn) -> Plan:

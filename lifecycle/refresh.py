@@ -11,6 +11,7 @@ cold Insights.md items sink into facts.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from datetime import datetime
 
@@ -74,6 +75,14 @@ def fit(key: str, current: str, facts: list[Fact], labelled: bool, now) -> tuple
     return text, len(lines)
 
 
+_STAMP = re.compile(r"(<!-- generated:[\w.-]+) updated=\S+")
+
+
+def _content(text: str) -> str:
+    """The card without its refresh time: an unchanged card is not rewritten every night."""
+    return _STAMP.sub(r"\1", cards.normalise(text))
+
+
 def _latest() -> dict[str, int | None]:
     return {key: (rev.pk if (rev := cards.latest_revision(key)) else None) for key in cards.CARDS}
 
@@ -89,7 +98,7 @@ def refresh(now: datetime, dry_run: bool, counts: dict) -> dict:
         text, n = fit(key, current, facts, labelled, now)
         counts[f"{key}_lines"] = n
         counts[f"{key}_size"] = cards.measure(key, text).amount
-        if not dry_run and cards.normalise(text) != cards.normalise(current):
+        if not dry_run and _content(text) != _content(current):
             cards.save(key, text, CardAuthor.JOB, base=current, note="nightly refresh")
     plan = (
         metabolism.plan(now)

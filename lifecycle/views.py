@@ -53,6 +53,11 @@ def run_now(request: HttpRequest) -> HttpResponse:
 def run_progress(request: HttpRequest, run_id: str) -> HttpResponse:
     """Polled by the page (HTMX, every second) while the run is queued or running."""
     run = get_object_or_404(JobRun, run_id=run_id)
+    if run.finished and request.htmx:
+        # Done: the whole page changes (its run list, queue, cards), so swap it all once.
+        response = _render(request, "lifecycle/jobs.html", status.overview())
+        response["HX-Retarget"], response["HX-Reswap"] = "#main", "innerHTML"
+        return response
     context = {"active": run, "active_progress": status.progress(run)}
     return _render(request, "lifecycle/partials/progress.html", context, partial="progress")
 

@@ -397,3 +397,12 @@ def test_undo_refuses_when_a_person_changed_a_fact_since():
         undo_run(report.run.run_id)
     assert Fact.objects.get(pk=idle.pk).importance == 0.9
     assert JobRun.objects.get().status == RunStatus.SUCCEEDED
+
+
+def test_an_unchanged_card_gets_no_new_revision_the_next_night():
+    fact("用户叫李雷", type="identity", importance=1.0, priority="permanent")
+    run(only=["cards"])
+    revisions = CardRevision.objects.count()
+    report, _counts = run(only=["cards"], now=timezone.now() + timedelta(minutes=5))
+    assert CardRevision.objects.count() == revisions
+    assert not any(step.get("cards") for step in report.run.steps)

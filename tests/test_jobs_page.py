@@ -74,8 +74,12 @@ def test_a_running_run_is_polled_until_it_finishes(client_in):
     polled = client_in.get(f"/jobs/runs/{run.run_id}/progress/", **HTMX).content.decode()
     assert 'hx-trigger="every 1s"' in polled and "40 / 100" in polled
     recorder.finish()
-    done = client_in.get(f"/jobs/runs/{run.run_id}/progress/", **HTMX).content.decode()
-    assert "hx-trigger" not in done and 'data-status="succeeded"' in done
+    done = client_in.get(f"/jobs/runs/{run.run_id}/progress/", **HTMX)
+    assert done["HX-Retarget"] == "#main"  # finished: the whole page is swapped once
+    html = done.content.decode()
+    assert 'hx-trigger="every 1s"' not in html and f'data-run="{run.run_id}"' in html
+    plain = client_in.get(f"/jobs/runs/{run.run_id}/progress/").content.decode()
+    assert 'data-status="succeeded"' in plain
 
 
 def test_a_second_run_now_while_one_runs_is_refused(client_in):

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from curator.models import ConversationTurn, Fact, PendingItem
-from lifecycle.extract import ExtractionDeferred, extract_turn
+from lifecycle.extract import ExtractionDeferred, extract_turn, retry_now
 from lifecycle.models import ExtractionItem, Incident, QueueStatus
 from retrieval import indexing
 from tests.lifecycle_helpers import fact, session, turn
@@ -183,3 +183,17 @@ def test_an_endpoint_error_defers_the_turn_too(llm):
     (result,) = extract_turn(t)  # the retry succeeds
     assert result.outcome == "written"
     assert ExtractionItem.objects.get(turn=t).status == QueueStatus.DONE
+
+
+def test_retrying_a_dead_letter_after_the_rules_took_the_turn_adds_what_the_llm_finds(
+    llm, settings
+):
+    settings.EXTRACT_MAX_ATTEMPTS = 1
+    llm.chat_replies = ["broken", "still broken"]
+    t = user_turn("我叫李雷。" + ASK)
+    with pytest.raises(ExtractionDeferred):
+        extract_turn(t)  # the last attempt: a dead letter, and the rules take the turn
+    assert set(Fact.objects.values_list("source", flat=True)) == {"rules"}
+    llm.chat_replies = [ops({"op": "ADD", "content": "用户在滨江上班", "confidence": 0.95})]
+    (result,) = retry_now(t.pk)
+    assert (result.outcome, result.replayed, result.fact.source) == ("written", False, "llm")
