@@ -319,7 +319,8 @@ def persona_card(data: dict) -> str:
 
 def user_card(data: dict) -> str:
     """User.md: a short profile of the person (seed 000: at most 2 KB)."""
-    lines = [f"# {data['address']}", "", f"- **{_('Address as')}**: {data['address']}"]
+    address_label = _("Address as")  # outside the f-string, so makemessages finds it
+    lines = [f"# {data['address']}", "", f"- **{address_label}**: {data['address']}"]
     if data.get("background"):
         background = " ".join(data["background"].split())
         lines.append(f"- **{_('Profession and background')}**: {background}")

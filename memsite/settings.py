@@ -145,7 +145,7 @@ CACHE_DIR = DATA_DIR / "cache"
 
 # Huey: a SQLite queue file beside the database; tests run tasks inline.
 HUEY = {
-    "huey_class": "huey.SqliteHuey",
+    "huey_class": "memsite.queue.MemsiteHuey",
     "name": "memsite",
     "filename": str(DATA_DIR / "huey.sqlite3"),
     "immediate": env_bool("MEMSITE_HUEY_IMMEDIATE", False),

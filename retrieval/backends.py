@@ -5,8 +5,9 @@ normalising and weighting them is the pure scoring module's job. Both apply the 
 filters in SQL, before their LIMIT, so inactive or out-of-range items never crowd the top k.
 
 The vector step is exact (vec0's brute-force KNN) up to SEARCH_EXACT_MAX vectors per owner;
-above, it scans the sign bits of each vector (a 32x smaller scan), takes an oversampled
-candidate set and rescores it with the float vectors (README "Retrieval" has its recall).
+above, it scans the sign bits of each vector (centred on the mean vector: a 32x smaller
+scan), takes an oversampled candidate set and rescores it with the float vectors (README
+"Retrieval" has its recall cost).
 """
 
 import threading
@@ -190,14 +191,23 @@ def float_vectors(doc_ids: list[int]) -> dict[int, np.ndarray]:
         return {d: np.frombuffer(bytes(b), dtype=np.float32) for d, b in cur.fetchall()}
 
 
+def _center():
+    from retrieval.indexing import center_of
+    from retrieval.models import EmbeddingSpace
+
+    return center_of(EmbeddingSpace.objects.only("center").first())
+
+
 def _knn_bits(vector: np.ndarray, where: str, params: list, limit: int) -> list[tuple]:
+    from retrieval.indexing import sign_bits
+
     oversample = max(limit, int(limit * settings.SEARCH_OVERSAMPLE))
     sql = (
         "SELECT v.doc_id, v.kind FROM search_vec v "
-        f"WHERE v.bits MATCH vec_quantize_binary(%s) AND k = %s AND {where}"
+        f"WHERE v.bits MATCH vec_bit(%s) AND k = %s AND {where}"
     )
     with connection.cursor() as cur:
-        cur.execute(sql, [vector.astype("float32").tobytes(), oversample, *params])
+        cur.execute(sql, [sign_bits(vector.astype("float32"), _center()), oversample, *params])
         rough = dict(cur.fetchall())
     floats = float_vectors(list(rough))
     if not floats:

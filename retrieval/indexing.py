@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+import numpy as np
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -145,9 +146,28 @@ def vector_state() -> VectorState:
     return VectorState(True, emb.name, emb.dimension)
 
 
-def _record_space(state: VectorState) -> None:
-    if not EmbeddingSpace.objects.exists():
-        EmbeddingSpace.objects.create(model_name=state.model, dimension=state.dimension)
+def _record_space(state: VectorState) -> EmbeddingSpace:
+    space = EmbeddingSpace.objects.first()
+    if space is None:
+        space = EmbeddingSpace.objects.create(model_name=state.model, dimension=state.dimension)
+    return space
+
+
+# Sign bits are taken after subtracting the mean vector (see EmbeddingSpace.center). The mean
+# is computed once, when this many vectors exist (enough for a stable estimate; the bits are
+# only searched far above it, see SEARCH_EXACT_MAX), and never changes until a model switch.
+CENTER_MIN = 500
+
+
+def center_of(space: EmbeddingSpace | None):
+    if space is None or not space.center:
+        return None
+    return np.frombuffer(bytes(space.center), dtype=np.float32)
+
+
+def sign_bits(vector, center) -> bytes:
+    shifted = vector if center is None else vector - center
+    return np.packbits(shifted > 0).tobytes()
 
 
 def _write_fts(doc_id: int, body: str) -> None:
@@ -165,17 +185,50 @@ def _delete_vec(doc_id: int) -> None:
         cur.execute("DELETE FROM search_vecf WHERE doc_id = %s", [doc_id])
 
 
-def _write_vec(doc: SearchDoc, vector) -> None:
-    # vec0 has no INSERT OR REPLACE: delete, then insert.
-    blob = vector.astype("float32").tobytes()
+def _write_vec(doc: SearchDoc, vector, center=None) -> None:
+    # vec0 has no INSERT OR REPLACE (and cannot UPDATE a bit column): delete, then insert.
+    vector = np.asarray(vector, dtype=np.float32)
+    blob = vector.tobytes()
     _delete_vec(doc.id)
     with connection.cursor() as cur:
         cur.execute(
             "INSERT INTO search_vec(doc_id, owner_id, embedding, bits, kind, live, expires, ts, "
-            "session_id) VALUES (%s, %s, %s, vec_quantize_binary(%s), %s, %s, %s, %s, %s)",
-            [doc.id, doc.owner_id, blob, blob, doc.kind, *Meta.of_doc(doc).vec_params()],
+            "session_id) VALUES (%s, %s, %s, vec_bit(%s), %s, %s, %s, %s, %s)",
+            [
+                doc.id, doc.owner_id, blob, sign_bits(vector, center), doc.kind,
+                *Meta.of_doc(doc).vec_params(),
+            ],
         )
         cur.execute("INSERT INTO search_vecf(doc_id, embedding) VALUES (%s, %s)", [doc.id, blob])
+
+
+def ensure_center(space: EmbeddingSpace) -> None:
+    """Once enough vectors exist: store their mean and rewrite every row's sign bits with it."""
+    if space.center or stored_vector_count() < CENTER_MIN:
+        return
+    total, count = None, 0
+    with connection.cursor() as cur:
+        cur.execute("SELECT embedding FROM search_vecf")
+        while rows := cur.fetchmany(2000):
+            block = np.vstack([np.frombuffer(bytes(r[0]), dtype=np.float32) for r in rows])
+            total = block.sum(axis=0) if total is None else total + block.sum(axis=0)
+            count += len(rows)
+    center = (total / count).astype(np.float32)
+    space.center = center.tobytes()
+    space.save(update_fields=["center"])
+    docs = SearchDoc.objects.in_bulk(list(_vector_ids()))
+    with connection.cursor() as cur:
+        cur.execute("SELECT doc_id, embedding FROM search_vecf")
+        rows = cur.fetchall()
+    for doc_id, blob in rows:
+        if doc := docs.get(doc_id):
+            _write_vec(doc, np.frombuffer(bytes(blob), dtype=np.float32), center)
+
+
+def _vector_ids() -> set[int]:
+    with connection.cursor() as cur:
+        cur.execute("SELECT doc_id FROM search_vecf")
+        return {row[0] for row in cur.fetchall()}
 
 
 def _update_vec_meta(doc: SearchDoc) -> None:
@@ -236,15 +289,17 @@ def _embed(todo: list, state: VectorState) -> None:
     # The model runs outside the transaction so a slow embedder never holds the write lock.
     vectors = get_embedder().passages([body for _, body in todo])
     with transaction.atomic():
-        _record_space(state)
+        space = _record_space(state)
+        center = center_of(space)
         current = SearchDoc.objects.in_bulk([doc.id for doc, _ in todo])
         for (doc, _), vector in zip(todo, vectors, strict=True):
             fresh = current.get(doc.id)
             if fresh is None or fresh.content_hash != doc.content_hash:
                 continue  # edited or deleted while we embedded: its own reindex handles it
-            _write_vec(fresh, vector)
+            _write_vec(fresh, vector, center)
             fresh.embedded_hash, fresh.embedded_at = fresh.content_hash, timezone.now()
             fresh.save(update_fields=["embedded_hash", "embedded_at"])
+        ensure_center(space)
 
 
 def remove_item(kind: str, object_id: int) -> None:

@@ -60,6 +60,9 @@ class EmbeddingSpace(models.Model):
 
     model_name = models.CharField(_("model"), max_length=200)
     dimension = models.PositiveIntegerField(_("dimension"))
+    # The mean vector, subtracted before taking sign bits for the approximate KNN: e5-style
+    # embeddings share a large common direction, and raw sign bits would mostly encode it.
+    center = models.BinaryField(_("center"), null=True, blank=True)
     created_at = models.DateTimeField(_("since"), auto_now_add=True)
 
     class Meta:

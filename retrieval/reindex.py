@@ -11,12 +11,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connection, transaction
 
 from retrieval import indexing, userdict
 from retrieval import text as seg
 from retrieval.embedders import EmbeddingError, get_embedder
-from retrieval.models import Kind, SearchDoc
+from retrieval.models import EmbeddingSpace, Kind, SearchDoc
 
 
 @dataclass
@@ -115,6 +115,9 @@ def reindex(
         summary.done += len(ids)
         if progress:
             progress(Progress(summary.done, summary.planned, time.monotonic() - started))
+    if vectors and (space := EmbeddingSpace.objects.first()):
+        with transaction.atomic():
+            indexing.ensure_center(space)  # databases indexed before the centre existed
     return summary
 
 

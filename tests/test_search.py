@@ -4,7 +4,7 @@ import pytest
 from django.utils import timezone
 
 from curator.models import Fact, FactStatus, Owner
-from retrieval.models import RecallHit, RecallLog
+from retrieval.models import EmbeddingSpace, RecallHit, RecallLog
 from retrieval.search import SearchError, recalls_of, search
 from tests.search_helpers import days_ago, episode, fact, session, turn
 

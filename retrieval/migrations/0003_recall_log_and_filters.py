@@ -13,6 +13,11 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        migrations.AddField(
+            model_name='embeddingspace',
+            name='center',
+            field=models.BinaryField(blank=True, null=True, verbose_name='center'),
+        ),
         migrations.CreateModel(
             name='ReindexRun',
             fields=[
