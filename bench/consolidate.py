@@ -134,7 +134,7 @@ def populate(n: int) -> dict:
     Fact.objects.bulk_create(history, batch_size=2000)
     ids = list(Fact.objects.filter(status="active").order_by("pk").values_list("pk", flat=True))
     docs = [SearchDoc(kind="fact", object_id=pk, owner_id=owner.pk, content_hash="h",
-                      embedded_hash="h") for pk in ids]  # fmt: skip
+                      embedded_hash="h", embedded_at=now) for pk in ids]  # fmt: skip
     SearchDoc.objects.bulk_create(docs, batch_size=2000)
     doc_ids = list(SearchDoc.objects.order_by("object_id").values_list("id", flat=True))
     bases = base_vectors()
@@ -245,12 +245,14 @@ def main() -> None:
     for r in results:
         for phase in ("cold", "nightly"):
             p = r[phase]
-            rows.append([r["n"], phase, p["wall_s"], p["steps_s"]["dedup"], p["steps_s"]["decay"],
-                         p["steps_s"]["expire"], p["steps_s"]["cards"], p["peak_rss_mb"],
+            rows.append([r["n"], phase, p["wall_s"], p["steps_s"]["extract"],
+                         p["steps_s"]["dedup"], p["steps_s"]["decay"], p["steps_s"]["expire"],
+                         p["steps_s"]["cards"], p["peak_rss_mb"], p["counts"]["dedup"]["queried"],
                          p["counts"]["decay"]["facts_decayed"], p["counts"]["dedup"]["proposed"],
                          p["counts"]["dedup"]["merged"]])  # fmt: skip
-    print(table(["facts", "run", "wall s", "dedup s", "decay s", "expire s", "cards s",
-                 "peak RSS MB", "decayed", "merges proposed", "merged"], rows))  # fmt: skip
+    print(table(["facts", "run", "wall s", "extract s", "dedup s", "decay s", "expire s",
+                 "cards s", "peak RSS MB", "KNN queries", "decayed", "merges proposed",
+                 "merged"], rows))  # fmt: skip
     for r in results:
         if r["cold"]["errors"] or r["nightly"]["errors"]:
             print(f"errors at {r['n']}: {r['cold']['errors']} {r['nightly']['errors']}")

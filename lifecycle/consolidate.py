@@ -72,8 +72,9 @@ def step_extract(ctx: Ctx, counts: dict) -> None:
 
 
 def step_dedup(ctx: Ctx, counts: dict) -> None:
-    found = dedup.find()
+    found = dedup.find(since=_last_step_start("dedup", ctx.run_id))
     counts["vectors"] = found.vectors
+    counts["queried"] = found.queried
     counts["exact_groups"] = len(found.exact)
     counts["merged"] = sum(len(group) - 1 for group in found.exact)
     counts["proposed"] = len(found.near)
@@ -84,6 +85,18 @@ def step_dedup(ctx: Ctx, counts: dict) -> None:
     for n, (sim, keep, drop) in enumerate(found.near, start=1):
         dedup.propose_merge(sim, keep, drop, ctx.run_id, ctx.run_id)
         ctx.progress("dedup", n, len(found.near))
+
+
+def _last_step_start(name: str, exclude_run: str) -> datetime | None:
+    """When this step last started without an error (None: never, so everything is new)."""
+    done = JobRun.objects.filter(
+        kind=JobKind.CONSOLIDATE, status__in=[RunStatus.SUCCEEDED, RunStatus.PARTIAL]
+    ).exclude(run_id=exclude_run)
+    for run in done.order_by("-started_at")[:20]:
+        for step in run.steps:
+            if step.get("name") == name and not step.get("error") and step.get("started_at"):
+                return datetime.fromisoformat(step["started_at"])
+    return None
 
 
 def last_decay(exclude_run: str = "") -> datetime | None:

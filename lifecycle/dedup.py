@@ -50,6 +50,7 @@ class Findings:
     exact: list[list[Row]] = field(default_factory=list)
     near: list[tuple[float, Row, Row]] = field(default_factory=list)  # (similarity, keep, drop)
     vectors: int = 0
+    queried: int = 0
 
 
 def _rows() -> dict[int, Row]:
@@ -83,29 +84,38 @@ def _matrix(doc_ids: list[int]) -> tuple[np.ndarray, list[int]]:
     return np.vstack(blocks).astype(np.float32, copy=False), found_ids
 
 
-def near_pairs(rows: dict[int, Row], skip: set[int], threshold: float, seed=None):
-    """(similarity, a, b) for near-duplicate active facts of the same owner and type."""
+def near_pairs(rows: dict[int, Row], skip: set[int], threshold: float, seed=None, since=None):
+    """(similarity, a, b) for near-duplicate active facts of the same owner and type.
+
+    Only vectors embedded since `since` (the last dedup) ask a KNN query: a pair of older
+    facts was already looked at when the newer of the two arrived.
+    """
     docs = (
         SearchDoc.objects.filter(kind="fact", embedded_hash=F("content_hash"))
         .exclude(embedded_hash="")
-        .values_list("id", "object_id")
+        .values_list("id", "object_id", "embedded_at")
     )
     groups: dict[tuple, list[tuple[int, int]]] = defaultdict(list)
-    for doc_id, fact_id in docs.iterator(5000):
+    new: set[int] = set()
+    for doc_id, fact_id, embedded_at in docs.iterator(5000):
         row = rows.get(fact_id)
         if row is not None and fact_id not in skip:
             groups[(row.owner_id, row.type)].append((doc_id, fact_id))
-    found, vectors = [], 0
+            if since is None or embedded_at is None or embedded_at >= since:
+                new.add(doc_id)
+    found, stats = [], {"vectors": 0, "queried": 0}
     for members in groups.values():
-        if len(members) < 2:
+        if len(members) < 2 or not any(d in new for d, _f in members):
             continue
         fact_of = dict(members)
         matrix, doc_ids = _matrix([d for d, _f in members])
-        vectors += len(doc_ids)
-        for (i, j), sim in knn.pairs(matrix, threshold, NEIGHBOURS, seed).items():
+        asking = np.asarray([i for i, d in enumerate(doc_ids) if d in new], dtype=np.int64)
+        stats["vectors"] += len(doc_ids)
+        stats["queried"] += len(asking)
+        for (i, j), sim in knn.pairs(matrix, threshold, NEIGHBOURS, seed, asking).items():
             found.append((sim, rows[fact_of[doc_ids[i]]], rows[fact_of[doc_ids[j]]]))
     found.sort(key=lambda t: (-t[0], t[1].pk, t[2].pk))
-    return found, vectors
+    return found, stats
 
 
 def _asked_about() -> set[int]:
@@ -127,12 +137,13 @@ def threshold() -> float:
     return LOCAL_THRESHOLD if isinstance(get_embedder(), LocalEmbedder) else DEFAULT_THRESHOLD
 
 
-def find(similarity: float | None = None, seed=None) -> Findings:
+def find(similarity: float | None = None, seed=None, since=None) -> Findings:
     similarity = threshold() if similarity is None else similarity
     rows = _rows()
     findings = Findings(exact=exact_groups(rows))
     merged = {r.pk for group in findings.exact for r in group[1:]}
-    pairs, findings.vectors = near_pairs(rows, merged, similarity, seed)
+    pairs, stats = near_pairs(rows, merged, similarity, seed, since)
+    findings.vectors, findings.queried = stats["vectors"], stats["queried"]
     asked, used = _asked_about(), set()
     for sim, a, b in pairs:
         keep, drop = _keep_first([a, b])

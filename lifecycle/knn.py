@@ -20,17 +20,25 @@ SAMPLE_PER_LIST = 40
 
 
 def pairs(
-    vectors: np.ndarray, threshold: float, k: int = 5, seed: int | None = None
+    vectors: np.ndarray,
+    threshold: float,
+    k: int = 5,
+    seed: int | None = None,
+    queries: np.ndarray | None = None,
 ) -> dict[tuple[int, int], float]:
-    """{(i, j): similarity} with i < j for each vector's top-k neighbours above threshold."""
+    """{(i, j): similarity} with i < j for each queried vector's top-k neighbours above
+    threshold; `queries` (row indexes) limits which vectors ask (default: all of them)."""
     n = len(vectors)
     if n < 2:
         return {}
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    ask = np.ones(n, dtype=bool) if queries is None else np.isin(np.arange(n), queries)
+    if not ask.any():
+        return {}
     if n <= EXACT_MAX:
-        ids = np.arange(n)
-        return _exact(vectors, ids, vectors, ids, ids, threshold, k)
-    return _ivf(vectors, threshold, k, np.random.default_rng(seed))
+        ids, q = np.arange(n), np.flatnonzero(ask)
+        return _exact(vectors[q], q, vectors, ids, q, threshold, k)
+    return _ivf(vectors, ask, threshold, k, np.random.default_rng(seed))
 
 
 def _exact(queries, q_ids, base, b_ids, self_cols, threshold: float, k: int) -> dict:
@@ -93,7 +101,7 @@ def _nearest(vectors: np.ndarray, centroids: np.ndarray, probes: int) -> np.ndar
     return out
 
 
-def _ivf(vectors: np.ndarray, threshold: float, k: int, rng) -> dict:
+def _ivf(vectors: np.ndarray, ask: np.ndarray, threshold: float, k: int, rng) -> dict:
     n = len(vectors)
     lists = max(8, int(np.sqrt(n)))
     centroids = _kmeans(vectors, lists, rng)
@@ -101,16 +109,16 @@ def _ivf(vectors: np.ndarray, threshold: float, k: int, rng) -> dict:
     members = [np.flatnonzero(home == c) for c in range(lists)]
     # The vectors of one list are queried together against that list and its nearest lists:
     # one matrix product per list instead of one per vector.
-    near = _nearest(centroids, centroids, min(PROBES, lists))
+    near = _nearest(centroids, centroids, min(PROBES + 1, lists))
     found: dict[tuple[int, int], float] = {}
     for c in range(lists):
-        q = members[c]
-        if len(q) == 0:
+        own = np.flatnonzero(ask[members[c]])  # positions of the asking vectors in the list
+        if len(own) == 0:
             continue
-        others = [o for o in near[c][1:] if o != c]
+        others = [o for o in near[c] if o != c][: PROBES - 1]
         base_ids = np.concatenate([members[c], *[members[o] for o in others]])
         if len(base_ids) < 2:
             continue
-        own = np.arange(len(q))
+        q = members[c][own]
         found.update(_exact(vectors[q], q, vectors[base_ids], base_ids, own, threshold, k))
     return found

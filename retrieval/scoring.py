@@ -24,6 +24,7 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 
 COMPONENTS = ("semantic", "keyword", "freshness", "importance", "access")
+RANGE_OVER = "channel"  # experiment
 CHANNELS = ("keyword", "vector")
 
 
@@ -212,10 +213,16 @@ class Ranges:
 
     @classmethod
     def of(cls, candidates: list[Candidate]) -> Ranges:
-        sims = [c.similarity for c in candidates if c.vector_rank and c.similarity is not None]
-        kws = [
-            keyword_relevance(c.bm25) for c in candidates if c.keyword_rank and c.bm25 is not None
-        ]
+        if RANGE_OVER == "union":
+            sims = [c.similarity for c in candidates if c.similarity is not None]
+            kws = [keyword_relevance(c.bm25) for c in candidates if c.bm25 is not None]
+            if kws and len(kws) < len(candidates):
+                kws.append(0.0)
+        else:
+            sims = [c.similarity for c in candidates if c.vector_rank and c.similarity is not None]
+            kws = [
+                keyword_relevance(c.bm25) for c in candidates if c.keyword_rank and c.bm25 is not None
+            ]
         return cls((min(sims), max(sims)) if sims else None, (min(kws), max(kws)) if kws else None)
 
 

@@ -21,7 +21,7 @@ from curator.models import (
 )
 from curator.undo import UndoRefused
 from curator.writepath import edit_fact, ignore_pending
-from lifecycle import consolidate, runs
+from lifecycle import consolidate, dedup, runs
 from lifecycle.models import JobRun, RunStatus
 from lifecycle.undo import undo_run
 from retrieval import indexing
@@ -115,13 +115,24 @@ def test_near_duplicates_of_the_same_type_are_proposed_for_review(vectors):
     assert Fact.objects.filter(status="active").count() == 4  # nothing removed yet
 
 
+def test_the_next_run_queries_only_vectors_embedded_since_the_last_dedup(vectors):
+    vectors(fact("ramen first", days_old=3), fact("editor Helix", days_old=3))
+    _report, counts = run(only=["dedup"])
+    assert (counts["dedup"]["vectors"], counts["dedup"]["queried"]) == (2, 2)
+    vectors(fact("ramen second one", days_old=1))
+    _report, counts = run(only=["dedup"])
+    assert (counts["dedup"]["queried"], counts["dedup"]["proposed"]) == (1, 1)
+    _report, counts = run(only=["dedup"])
+    assert counts["dedup"]["queried"] == 0
+
+
 def test_a_merge_the_person_answered_is_never_proposed_again(vectors):
     a, b = fact("ramen first", days_old=3), fact("ramen second one", days_old=1)
     vectors(a, b)
     run(only=["dedup"])
     ignore_pending(PendingItem.objects.get().pk)
-    _report, counts = run(only=["dedup"])
-    assert counts["dedup"]["proposed"] == 0
+    found = dedup.find()  # every vector asks again, as on a first run
+    assert found.queried == 2 and found.near == []
 
 
 # -- c. decay -----------------------------------------------------------------------------
