@@ -210,6 +210,8 @@ class Ranges:
 
     sim: tuple[float, float] | None
     kw: tuple[float, float] | None
+    sim_stats: tuple[float, float] | None = None
+    kw_stats: tuple[float, float] | None = None
 
     @classmethod
     def of(cls, candidates: list[Candidate]) -> Ranges:
@@ -223,13 +225,42 @@ class Ranges:
             kws = [
                 keyword_relevance(c.bm25) for c in candidates if c.keyword_rank and c.bm25 is not None
             ]
-        return cls((min(sims), max(sims)) if sims else None, (min(kws), max(kws)) if kws else None)
+        return cls(
+            (min(sims), max(sims)) if sims else None,
+            (min(kws), max(kws)) if kws else None,
+            _stats(sims),
+            _stats(kws),
+        )
+
+
+def _stats(values):
+    if not values:
+        return None
+    mean = sum(values) / len(values)
+    var = sum((v - mean) ** 2 for v in values) / len(values)
+    return mean, math.sqrt(var)
+
+
+def _z(value, stats):
+    if value is None or stats is None:
+        return 0.0
+    mean, std = stats
+    if std <= 1e-12:
+        return 1.0
+    return 1.0 / (1.0 + math.exp(-(value - mean) / std))
+
+
+NORMALISATION_OVERRIDE = ""  # experiment
 
 
 def normalised_values(c: Candidate, params: Params, ranges: Ranges) -> dict[str, tuple]:
     """{component: (raw, normalised)} for one candidate."""
     relevance = keyword_relevance(c.bm25)
-    if params.normalisation == "absolute":
+    mode = NORMALISATION_OVERRIDE or params.normalisation
+    if mode == "zscore":
+        sem = _z(c.similarity, ranges.sim_stats)
+        kw = _z(relevance, ranges.kw_stats) if relevance is not None else 0.0
+    elif mode == "absolute":
         sem = clamp01(c.similarity) if c.similarity is not None else 0.0
         kw = saturate(relevance, params.keyword_saturation)
     else:
