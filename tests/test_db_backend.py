@@ -29,17 +29,20 @@ def test_it_opens_write_transactions_immediately(db):
 
 
 def test_knn_runs_through_djangos_connection(db):
-    rows = [(i + 1, np.eye(384, dtype=np.float32)[i]) for i in range(3)]
+    eye = np.eye(8, dtype=np.float32)
     with connection.cursor() as cur:
-        for doc_id, vec in rows:
-            cur.execute(
-                "INSERT INTO search_vec(doc_id, embedding, kind, owner_id) "
-                "VALUES (%s, %s, 'fact', 1)",
-                [doc_id, vec.tobytes()],
-            )
-        query = (np.eye(384, dtype=np.float32)[1] + 0.1).astype(np.float32)
         cur.execute(
-            "SELECT doc_id FROM search_vec WHERE embedding MATCH %s AND k = 2 AND owner_id = 1 "
+            "CREATE VIRTUAL TABLE temp.knn USING vec0("
+            "id integer primary key, embedding float[8] distance_metric=cosine, owner integer)"
+        )
+        for i in range(3):
+            cur.execute(
+                "INSERT INTO temp.knn(id, embedding, owner) VALUES (%s, %s, 1)",
+                [i + 1, eye[i].tobytes()],
+            )
+        query = (eye[1] + 0.1).astype(np.float32)
+        cur.execute(
+            "SELECT id FROM temp.knn WHERE embedding MATCH %s AND k = 2 AND owner = 1 "
             "ORDER BY distance",
             [query.tobytes()],
         )
