@@ -14,14 +14,17 @@ updates are enqueued for the consumer as in production, and not run here):
    is not what is measured here);
 3. a first ("cold") consolidation: every idle fact owes all its decay at once;
 4. the next night's run (now + 1 day): the steady nightly cost;
-wall time per step, peak RSS during each run (sampled from /proc), and the dedup ratio
-100k / 10k (target <= 15). Then the rules extractor alone and end to end (turns/s).
+wall time per step, peak RSS during each run (sampled from /proc), and the dedup step alone
+with every fact queried (median of 3) for the ratio 100k / 10k (target <= 15). Then the rules
+extractor alone and end to end (turns/s). Children run with one BLAS thread so figures stay
+comparable when other work shares the machine's two cores.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import subprocess
 import sys
@@ -236,8 +239,11 @@ def child(args) -> None:
 
 
 def spawn(flag: list[str]) -> dict:
+    # One BLAS thread: the figures stay comparable when other work shares the two cores
+    # (oversubscribed BLAS threads made single runs 3-5x slower at random).
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
     proc = subprocess.run(
-        [sys.executable, __file__, *flag], capture_output=True, text=True, cwd=ROOT
+        [sys.executable, __file__, *flag], capture_output=True, text=True, cwd=ROOT, env=env
     )
     line = next((x for x in proc.stdout.splitlines() if x.startswith("RESULT ")), None)
     if line is None:

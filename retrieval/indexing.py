@@ -21,6 +21,7 @@ from datetime import datetime
 import numpy as np
 from django.db import connection, transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from curator.models import Attachment, ConversationTurn, Episode, Fact
 from retrieval import schema, userdict
@@ -136,12 +137,19 @@ def vector_state() -> VectorState:
     emb = get_embedder()
     space = EmbeddingSpace.objects.first()
     if space and space.model_name != emb.name:
-        reason = f"vectors were made by {space.model_name}; reindex to use {emb.name}"
+        reason = _("vectors were made by %(old)s; reindex to use %(new)s") % {
+            "old": space.model_name,
+            "new": emb.name,
+        }
         return VectorState(False, emb.name, emb.dimension, reason)
     if (held := table_dimension()) == 0:
         return VectorState(False, emb.name, emb.dimension, "no such table: search_vec", True)
     if held != emb.dimension:
-        reason = f"the vector table holds {held}-d vectors, {emb.name} makes {emb.dimension}-d"
+        reason = _("the vector table holds %(held)d-d vectors, %(name)s makes %(dim)d-d") % {
+            "held": held,
+            "name": emb.name,
+            "dim": emb.dimension,
+        }
         return VectorState(False, emb.name, emb.dimension, reason)
     return VectorState(True, emb.name, emb.dimension)
 

@@ -473,7 +473,7 @@ def search(
         live = dict(_recent_fallback(f, limit))
         effective = scoring.Weights(freshness=1.0)
         if mode == "hybrid" or channels.failures:
-            reasons.append("no index answered: showing the most recent turns")
+            reasons.append(_("no index answered: showing the most recent turns"))
     candidates = [
         to_candidate(kind, obj, merged.get((kind, obj.pk), {}), sims, f.now, bm25s)
         for (kind, _), obj in live.items()
