@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import threading
@@ -37,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from retrieval_kit import DiskCachedEmbedder, setup_django, table  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+DATA: list[Path] = []  # this child's throwaway data dirs, removed when it is done
 SEED = 20261122
 TYPES = ["fact", "fact", "fact", "preference", "rule", "skill", "error", "experience"]
 ZH = ["喜欢{x}", "最近在学{x}", "每周二做{x}", "不再用{x}了", "{x}的部署在周四", "负责{x}项目",
@@ -198,7 +200,9 @@ def dedup_median(repeats: int = 3) -> float:
 
 
 def one_size(n: int) -> dict:
-    setup_django(f"consolidate-{n}", {"HUEY_IMMEDIATE": "0", "DEDUP_THRESHOLD": "0.97"})
+    DATA.append(
+        setup_django(f"consolidate-{n}", {"HUEY_IMMEDIATE": "0", "DEDUP_THRESHOLD": "0.97"})
+    )
     from django.utils import timezone
 
     result = {"n": n, **populate(n)}
@@ -216,7 +220,7 @@ def rules_throughput(sample: int = 20000) -> dict:
     started = time.monotonic()
     found = sum(len(rules.extract(line)) for line in lines)
     pure = sample / (time.monotonic() - started)
-    setup_django("extract", {"HUEY_IMMEDIATE": "0"})
+    DATA.append(setup_django("extract", {"HUEY_IMMEDIATE": "0"}))
     from curator.models import ConversationTurn, Owner, Session
     from lifecycle.extract import extract_turn
 
@@ -234,7 +238,14 @@ def rules_throughput(sample: int = 20000) -> dict:
 
 
 def child(args) -> None:
-    out = one_size(args.child) if args.child else rules_throughput()
+    try:
+        out = one_size(args.child) if args.child else rules_throughput()
+    finally:
+        for folder in DATA:  # a 100k data dir is hundreds of MB: never leave it behind
+            from django.db import connections
+
+            connections.close_all()
+            shutil.rmtree(folder, ignore_errors=True)
     print("RESULT " + json.dumps(out))
 
 

@@ -195,6 +195,7 @@ class PendingReason(models.TextChoices):
     LOW_CONFIDENCE = "low_confidence", _("confidence below the write threshold")
     CONFLICT = "conflict", _("would replace an existing fact")
     DELETION = "deletion", _("the agent suggests removing a fact")
+    PROMOTION = "promotion", _("could become core memory, which never decays")
 
 
 class PendingItem(models.Model):

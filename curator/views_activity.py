@@ -122,12 +122,22 @@ def undo(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def undo_group(request: HttpRequest, key: str) -> HttpResponse:
     try:
-        done = undo_batch(key)
+        count = _undo_group(key)
     except UndoRefused as exc:
         messages.error(request, _("Cannot undo this batch: %(why)s") % {"why": exc})
     else:
-        messages.success(request, _("Undone: %(n)d changes.") % {"n": len(done)})
+        messages.success(request, _("Undone: %(n)d changes.") % {"n": count})
     return redirect(safe_next(request, reverse("activity")))
+
+
+def _undo_group(key: str) -> int:
+    """A job run also changed cards and episodes: its own undo restores those with the events."""
+    from lifecycle.models import JobRun
+    from lifecycle.undo import undo_run
+
+    if JobRun.objects.filter(run_id=key).exists():
+        return undo_run(key).events
+    return len(undo_batch(key))
 
 
 @require_http_methods(["GET", "POST"])

@@ -46,7 +46,7 @@ EPISODE_ARCHIVE_DAYS = 14
 REVIEW_GRACE = timedelta(days=14)
 KEEP_IMPORTANCE = 0.5
 CORE_TAG, ARCHIVED_TAG = "core", "archived"
-DECAY_REVIEW_TAG, PROMOTION = "decay-review", "promotion"
+DECAY_REVIEW_TAG, PROMOTION = "decay-review", PendingReason.PROMOTION
 CHUNK = 25  # changes per transaction: short write locks (~0.2 s) while the API keeps writing
 
 

@@ -417,3 +417,14 @@ def test_an_unchanged_card_gets_no_new_revision_the_next_night():
     report, _counts = run(only=["cards"], now=timezone.now() + timedelta(minutes=5))
     assert CardRevision.objects.count() == revisions
     assert not any(step.get("cards") for step in report.run.steps)
+
+
+def test_the_activity_logs_batch_undo_takes_back_a_whole_run(client, owner_user):
+    client.force_login(owner_user)
+    crafted_world()
+    memory_before = cards.read("memory")
+    report, _counts = run()
+    response = client.post(f"/activity/batch/{report.run.run_id}/undo/", follow=True)
+    assert "Undone:" in response.content.decode()
+    assert cards.read("memory") == memory_before
+    assert JobRun.objects.get().status == RunStatus.UNDONE
