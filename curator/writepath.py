@@ -99,21 +99,8 @@ FACT_FIELDS = (
     "tags",
     "hit_count",
 )
-EDITABLE = frozenset(
-    {
-        "content",
-        "subject",
-        "predicate",
-        "type",
-        "scope",
-        "confidence",
-        "importance",
-        "priority",
-        "expires_at",
-        "tags",
-        "verified",
-    }
-)
+# Status and repeat count change only through their own actions (archive, boost ...).
+EDITABLE = frozenset(FACT_FIELDS) - {"status", "hit_count"}
 OPEN = (PendingStatus.PENDING, PendingStatus.SNOOZED)
 
 
