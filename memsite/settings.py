@@ -214,7 +214,7 @@ ATTACHMENT_RETENTION_DAYS = env_int("MEMSITE_ATTACHMENT_RETENTION_DAYS", 0)  # 0
 
 # Retrieval (issue 4): search defaults chosen by measurement (README "Retrieval"), the
 # embedder's batching and timeout, context assembly budgets (seed 000 section 5), recall log.
-SEARCH_PRESET = env("MEMSITE_SEARCH_PRESET", "shiyi")
+SEARCH_PRESET = env("MEMSITE_SEARCH_PRESET", "curator")
 SEARCH_TOP_K = env_int("MEMSITE_SEARCH_TOP_K", 50)  # candidates per channel
 SEARCH_EXACT_MAX = env_int("MEMSITE_SEARCH_EXACT_MAX", 20000)  # above: bit scan + rescoring
 SEARCH_OVERSAMPLE = env_float("MEMSITE_SEARCH_OVERSAMPLE", 2.0)

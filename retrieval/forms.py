@@ -1,6 +1,7 @@
 """The debugger's forms: every search setting lives in the URL (GET), so a view can be shared."""
 
 from django import forms
+from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
@@ -71,7 +72,7 @@ class DebuggerForm(forms.Form):
 
     @property
     def preset_name(self) -> str:
-        return self.cleaned_data.get("preset") or scoring.DEFAULT_PRESET
+        return self.cleaned_data.get("preset") or settings.SEARCH_PRESET
 
     def slider_values(self) -> dict[str, int]:
         """Slider positions (0-100): the custom weights, or the chosen preset's."""

@@ -281,7 +281,7 @@ def display_text(kind: str, obj) -> tuple[str, str]:
     return obj.original_name, body or obj.original_name
 
 
-def to_candidate(kind: str, obj, hits: dict, sims: dict, now: datetime, bm25s=None) -> scoring.Candidate:
+def to_candidate(kind: str, obj, hits: dict, sims: dict, now: datetime) -> scoring.Candidate:
     kw, vec = hits.get("keyword"), hits.get("vector")
     age = (now - item_time(kind, obj)).total_seconds() / 86400
     importance = getattr(obj, "importance", None) if kind in (Kind.FACT, Kind.EPISODE) else None
@@ -290,7 +290,7 @@ def to_candidate(kind: str, obj, hits: dict, sims: dict, now: datetime, bm25s=No
         object_id=obj.pk,
         similarity=(1.0 - vec[1].raw) if vec else sims.get((kind, obj.pk)),
         vector_rank=vec[0] if vec else None,
-        bm25=kw[1].raw if kw else (bm25s or {}).get((kind, obj.pk)),
+        bm25=kw[1].raw if kw else None,
         keyword_rank=kw[0] if kw else None,
         age_days=age,
         importance=importance,
@@ -364,21 +364,6 @@ def _merge(channels: _Channels) -> dict[tuple[str, int], dict]:
         for position, hit in enumerate(hits or [], 1):
             merged.setdefault((hit.kind, hit.object_id), {})[name] = (position, hit)
     return merged
-
-
-FILL_BM25 = False  # experiment
-
-
-def _missing_bm25(query: str, channels: _Channels, merged: dict) -> dict:
-    if not FILL_BM25 or channels.keyword is None:
-        return {}
-    need = {hits["vector"][1].doc_id: key for key, hits in merged.items() if "keyword" not in hits}
-    try:
-        with _savepoint():
-            found = backends.keyword_scores(query, list(need))
-    except DatabaseError:
-        return {}
-    return {need[d]: v for d, v in found.items()}
 
 
 def _missing_similarities(channels: _Channels, merged: dict) -> dict:
@@ -457,7 +442,6 @@ def search(
     t0 = time.perf_counter()
     merged = _merge(channels)
     sims = _missing_similarities(channels, merged)
-    bm25s = _missing_bm25(query, channels, merged)
     objects = load_items(merged.keys())
     live = {key: obj for key, obj in objects.items() if gate(key[0], obj, f) is None}
     timings["load"] = (time.perf_counter() - t0) * 1000
@@ -475,7 +459,7 @@ def search(
         if mode == "hybrid" or channels.failures:
             reasons.append(_("no index answered: showing the most recent turns"))
     candidates = [
-        to_candidate(kind, obj, merged.get((kind, obj.pk), {}), sims, f.now, bm25s)
+        to_candidate(kind, obj, merged.get((kind, obj.pk), {}), sims, f.now)
         for (kind, _), obj in live.items()
     ]
     ranked = scoring.rank(candidates, effective, params)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
@@ -58,6 +59,7 @@ def debugger(request: HttpRequest) -> HttpResponse:
     owner = Owner.default()
     form = DebuggerForm(request.GET or None)
     page = {"form": form, "owner": owner, "colors": COLORS, "labels": COMPONENT_LABELS}
+    page["default_preset"] = settings.SEARCH_PRESET
     page["sliders"] = _sliders(form)
     page["index"] = _index_state()
     if form.is_bound and form.is_valid() and form.cleaned_data.get("q", "").strip():
@@ -73,9 +75,11 @@ def debugger(request: HttpRequest) -> HttpResponse:
 
 
 def _sliders(form: DebuggerForm) -> list[dict]:
-    values = form.slider_values() if form.is_bound and form.is_valid() else {
-        n: round(v * 100) for n, v in scoring.PRESETS[scoring.DEFAULT_PRESET].weights.as_dict().items()
-    }
+    if form.is_bound and form.is_valid():
+        values = form.slider_values()
+    else:
+        weights = scoring.PRESETS[settings.SEARCH_PRESET].weights.as_dict()
+        values = {n: round(v * 100) for n, v in weights.items()}
     return [
         {"name": n, "label": COMPONENT_LABELS[n], "value": values[n], "color": COLORS[n]}
         for n in scoring.COMPONENTS

@@ -216,3 +216,9 @@ def test_ranks_are_a_permutation_sorted_by_score(candidates, weights):
     assert [r.rank for r in ranked] == list(range(1, len(candidates) + 1))
     scores = [r.score for r in ranked]
     assert scores == sorted(scores, reverse=True)
+
+
+def test_the_default_preset_is_the_measured_one():
+    default = scoring.PRESETS[scoring.DEFAULT_PRESET]
+    assert default.name == "curator" and default.params.half_life_days == 180
+    assert default.weights == Weights(semantic=0.40, keyword=0.45, freshness=0.15)
