@@ -216,7 +216,7 @@ ATTACHMENT_RETENTION_DAYS = env_int("MEMSITE_ATTACHMENT_RETENTION_DAYS", 0)  # 0
 # embedder's batching and timeout, context assembly budgets (seed 000 section 5), recall log.
 SEARCH_PRESET = env("MEMSITE_SEARCH_PRESET", "curator")
 SEARCH_TOP_K = env_int("MEMSITE_SEARCH_TOP_K", 50)  # candidates per channel
-SEARCH_EXACT_MAX = env_int("MEMSITE_SEARCH_EXACT_MAX", 20000)  # above: bit scan + rescoring
+SEARCH_EXACT_MAX = env_int("MEMSITE_SEARCH_EXACT_MAX", 5000)  # above: bit scan + rescoring
 SEARCH_OVERSAMPLE = env_float("MEMSITE_SEARCH_OVERSAMPLE", 2.0)
 EMBEDDING_BATCH_SIZE = env_int("MEMSITE_EMBEDDING_BATCH_SIZE", 64)
 EMBEDDING_TIMEOUT = env_float("MEMSITE_EMBEDDING_TIMEOUT", 30.0)

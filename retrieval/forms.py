@@ -118,13 +118,17 @@ class CheckForm(forms.Form):
     name = forms.CharField(label=_("Name"), required=False, max_length=200)
     query = forms.CharField(label=_("Query"), max_length=2000)
     must_include = forms.CharField(
-        label=_("Must return (fact ids)"), required=False, max_length=500,
+        label=_("Must return (fact ids)"),
+        required=False,
+        max_length=500,
         help_text=_("Comma-separated, e.g. 12, 40"),
     )
     must_exclude = forms.CharField(
         label=_("Must not return (fact ids)"), required=False, max_length=500
     )
-    within = forms.IntegerField(label=_("Within the top"), min_value=1, max_value=MAX_LIMIT, initial=5)
+    within = forms.IntegerField(
+        label=_("Within the top"), min_value=1, max_value=MAX_LIMIT, initial=5
+    )
     params = forms.CharField(required=False, widget=forms.HiddenInput)
 
     def _ids(self, name: str) -> list[int]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -203,7 +203,11 @@ def _write_vec(doc: SearchDoc, vector, center=None) -> None:
             "INSERT INTO search_vec(doc_id, owner_id, embedding, bits, kind, live, expires, ts, "
             "session_id) VALUES (%s, %s, %s, vec_bit(%s), %s, %s, %s, %s, %s)",
             [
-                doc.id, doc.owner_id, blob, sign_bits(vector, center), doc.kind,
+                doc.id,
+                doc.owner_id,
+                blob,
+                sign_bits(vector, center),
+                doc.kind,
                 *Meta.of_doc(doc).vec_params(),
             ],
         )
@@ -248,14 +252,44 @@ def _update_vec_meta(doc: SearchDoc) -> None:
         )
 
 
-def _sync_doc(kind: str, obj, version: str) -> SearchDoc:
+def _docs_for(kind: str, objects: list) -> tuple[dict[int, SearchDoc], set[int]]:
+    """The SearchDocs of a batch (created where missing) and the ids that are new."""
+    ids = [obj.pk for obj in objects]
+    docs = {d.object_id: d for d in SearchDoc.objects.filter(kind=kind, object_id__in=ids)}
+    fresh = [obj for obj in objects if obj.pk not in docs]
+    if fresh:
+        try:
+            with transaction.atomic():
+                made = SearchDoc.objects.bulk_create(
+                    SearchDoc(
+                        kind=kind,
+                        object_id=o.pk,
+                        owner_id=owner_of(kind, o),
+                        content_hash="",
+                        ts=item_time(kind, o),
+                    )
+                    for o in fresh
+                )
+        except IntegrityError:  # another process indexed one of them meanwhile
+            made = [
+                SearchDoc.objects.get_or_create(
+                    kind=kind,
+                    object_id=o.pk,
+                    defaults={
+                        "owner_id": owner_of(kind, o),
+                        "content_hash": "",
+                        "ts": item_time(kind, o),
+                    },
+                )[0]
+                for o in fresh
+            ]
+        docs.update((d.object_id, d) for d in made)
+    return docs, {obj.pk for obj in fresh}
+
+
+def _sync_doc(kind: str, obj, version: str, doc: SearchDoc, created: bool) -> SearchDoc:
     """Bring one item's SearchDoc and keyword row up to date (inside a transaction)."""
     body, meta = document_text(kind, obj), Meta.of(kind, obj)
-    doc, created = SearchDoc.objects.get_or_create(
-        kind=kind,
-        object_id=obj.pk,
-        defaults={"owner_id": meta.owner_id, "content_hash": "", "ts": meta.ts},
-    )
     digest, changed = text_hash(body), set()
     if doc.owner_id != meta.owner_id or (doc.content_hash != digest and doc.embedded_hash):
         _delete_vec(doc.id)  # an outdated vector must never be found by its old text
@@ -284,8 +318,9 @@ def index_items(kind: str, objects: Iterable, embed: bool = True) -> int:
     state = vector_state() if embed else None
     todo = []
     with transaction.atomic():
+        docs, created = _docs_for(kind, objects)
         for obj in objects:
-            doc = _sync_doc(kind, obj, version)
+            doc = _sync_doc(kind, obj, version, docs[obj.pk], obj.pk in created)
             if state and state.ok and doc.vector_stale:
                 todo.append((doc, document_text(kind, obj)))
     if todo:

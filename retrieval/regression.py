@@ -15,8 +15,17 @@ from django.utils.dateparse import parse_datetime
 from retrieval.models import RegressionCheck
 from retrieval.search import MAX_LIMIT, search
 
-SAVED = ("preset", "weights", "kinds", "mode", "include_inactive", "k", "session_id",
-         "time_from", "time_to")
+SAVED = (
+    "preset",
+    "weights",
+    "kinds",
+    "mode",
+    "include_inactive",
+    "k",
+    "session_id",
+    "time_from",
+    "time_to",
+)
 
 
 def params_from_args(args: dict) -> dict:
@@ -41,22 +50,43 @@ def _search_args(params: dict) -> dict:
 def run_check(check: RegressionCheck, now: datetime | None = None) -> dict:
     """Run one check, store and return its result: pass/fail and each expected fact's rank."""
     result = search(
-        check.query, owner=check.owner, limit=MAX_LIMIT, record=False, actor="person",
-        now=now, **_search_args(check.params),
+        check.query,
+        owner=check.owner,
+        limit=MAX_LIMIT,
+        record=False,
+        actor="person",
+        now=now,
+        **_search_args(check.params),
     )
     ranks = {s.object_id: s.rank for s in result.ranked if s.kind == "fact"}
     rows = []
     for fact_id in check.must_include:
         rank = ranks.get(fact_id)
-        rows.append({"id": fact_id, "must": "include", "rank": rank,
-                     "ok": rank is not None and rank <= check.within})
+        rows.append(
+            {
+                "id": fact_id,
+                "must": "include",
+                "rank": rank,
+                "ok": rank is not None and rank <= check.within,
+            }
+        )
     for fact_id in check.must_exclude:
         rank = ranks.get(fact_id)
-        rows.append({"id": fact_id, "must": "exclude", "rank": rank,
-                     "ok": rank is None or rank > check.within})
+        rows.append(
+            {
+                "id": fact_id,
+                "must": "exclude",
+                "rank": rank,
+                "ok": rank is None or rank > check.within,
+            }
+        )
     passed = all(r["ok"] for r in rows)
-    outcome = {"passed": passed, "facts": rows, "degraded": result.degraded,
-               "degraded_reason": result.degraded_reason}
+    outcome = {
+        "passed": passed,
+        "facts": rows,
+        "degraded": result.degraded,
+        "degraded_reason": result.degraded_reason,
+    }
     check.last_run_at, check.last_passed, check.last_result = timezone.now(), passed, outcome
     check.save(update_fields=["last_run_at", "last_passed", "last_result"])
     return outcome

@@ -1,9 +1,9 @@
 """The search service: one function the API, the debugger, context assembly and the
 benchmarks all call, returning a dataclass that serialises with `to_dict()`.
 
-Pipeline: segment the query; embed it in a worker thread while FTS runs (the embedder
-releases the GIL; no database work happens in that thread); KNN; load the candidates and
-re-check every filter against the items themselves; score with the pure scoring module;
+Pipeline: segment the query; FTS; embed the query (recent queries are kept in memory);
+KNN; load the candidates and re-check every filter against the items themselves; score
+with the pure scoring module;
 then, for callers that recall (not the debugger), bump access counters and write the
 recall log. Failures degrade instead of raising (seed 000 section 8): no vectors -> keyword
 only; no keyword index -> vectors only; neither -> the most recent turns. Each failure
@@ -15,10 +15,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from types import SimpleNamespace
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
@@ -46,7 +46,6 @@ from retrieval.models import Kind, RecallHit, RecallLog
 log = logging.getLogger(__name__)
 MODES = ("hybrid", "keyword", "semantic")
 MAX_LIMIT = 50
-_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="embed")
 
 
 class SearchError(ValueError):
@@ -241,6 +240,51 @@ def load_items(keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], object]
     return found
 
 
+class Row(SimpleNamespace):
+    """An item's fields the search needs, without building a model instance (3x cheaper)."""
+
+    @property
+    def pk(self) -> int:
+        return self.id
+
+
+ROW_FIELDS = {
+    Kind.FACT: "id owner_id subject predicate content status expires_at updated_at created_at "
+    "importance access_count".split(),
+    Kind.EPISODE: "id owner_id session_id summary goal started_at importance access_count".split(),
+    Kind.TURN: "id session_id turn_index role content timestamp session__owner_id "
+    "session__title session__external_id".split(),
+    Kind.ATTACHMENT: "id owner_id session_id original_name description extracted_text "
+    "created_at".split(),
+}
+ROW_MODELS = {
+    Kind.FACT: Fact,
+    Kind.EPISODE: Episode,
+    Kind.TURN: ConversationTurn,
+    Kind.ATTACHMENT: Attachment,
+}
+
+
+def _row(values: dict) -> Row:
+    session = {k[9:]: values.pop(k) for k in list(values) if k.startswith("session__")}
+    if session:
+        values["session"] = SimpleNamespace(**session)
+    return Row(**values)
+
+
+def load_rows(keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], Row]:
+    """Like load_items, as light rows: what the search path uses for its candidates."""
+    by_kind: dict[str, list[int]] = {}
+    for kind, object_id in keys:
+        by_kind.setdefault(kind, []).append(object_id)
+    found = {}
+    for kind, ids in by_kind.items():
+        kind = Kind(kind)
+        rows = ROW_MODELS[kind].objects.filter(pk__in=ids).values(*ROW_FIELDS[kind])
+        found.update(((kind.value, r["id"]), _row(r)) for r in rows)
+    return found
+
+
 def owner_id_of(kind: str, obj) -> int:
     return obj.session.owner_id if kind == Kind.TURN else obj.owner_id
 
@@ -313,17 +357,11 @@ class _Channels:
 
 
 def _run_channels(query: str, f: Filters, mode: str, k: int, timings: dict) -> _Channels:
+    """FTS, then the query embedding, then KNN. One after the other on purpose: the embedder
+    uses both cores of the reference machine, and running FTS beside it measured no faster
+    (each slowed the other) while adding a thread to every request."""
     out = _Channels()
     want_vec, want_kw = mode in ("hybrid", "semantic"), mode in ("hybrid", "keyword")
-    future = None
-    if want_vec:
-        state = _vector_state_safe()
-        if state.ok:
-            future = _pool.submit(_timed_embed, query)
-        elif state.broken:
-            out.failures.append(("vector", state.reason))
-        else:
-            out.unavailable.append(("vector", state.reason))
     if want_kw:
         started = time.perf_counter()
         try:
@@ -332,16 +370,23 @@ def _run_channels(query: str, f: Filters, mode: str, k: int, timings: dict) -> _
         except DatabaseError as exc:
             out.failures.append(("keyword", str(exc)))
         timings["fts"] = (time.perf_counter() - started) * 1000
-    if future is not None:
-        try:
-            vector, timings["embedding"] = future.result()
-            out.query_vector = vector
-            started = time.perf_counter()
-            with _savepoint():
-                out.vector = backends.vector_hits_for(vector, f, k)
-            timings["knn"] = (time.perf_counter() - started) * 1000
-        except (EmbeddingError, DatabaseError) as exc:
-            out.failures.append(("vector", str(exc)))
+    if not want_vec:
+        return out
+    state = _vector_state_safe()
+    if not state.ok:
+        target = out.failures if state.broken else out.unavailable
+        target.append(("vector", state.reason))
+        return out
+    try:
+        started = time.perf_counter()
+        out.query_vector = query_cache.get(get_embedder(), query)
+        timings["embedding"] = (time.perf_counter() - started) * 1000
+        started = time.perf_counter()
+        with _savepoint():
+            out.vector = backends.vector_hits_for(out.query_vector, f, k)
+        timings["knn"] = (time.perf_counter() - started) * 1000
+    except (EmbeddingError, DatabaseError) as exc:
+        out.failures.append(("vector", str(exc)))
     return out
 
 
@@ -350,12 +395,6 @@ def _vector_state_safe() -> VectorState:
         return vector_state()
     except DatabaseError as exc:
         return VectorState(False, "", 0, str(exc), broken=True)
-
-
-def _timed_embed(query: str):
-    started = time.perf_counter()
-    vector = query_cache.get(get_embedder(), query)
-    return vector, (time.perf_counter() - started) * 1000
 
 
 def _merge(channels: _Channels) -> dict[tuple[str, int], dict]:
@@ -442,7 +481,7 @@ def search(
     t0 = time.perf_counter()
     merged = _merge(channels)
     sims = _missing_similarities(channels, merged)
-    objects = load_items(merged.keys())
+    objects = load_rows(merged.keys())
     live = {key: obj for key, obj in objects.items() if gate(key[0], obj, f) is None}
     timings["load"] = (time.perf_counter() - t0) * 1000
 
@@ -465,7 +504,7 @@ def search(
     ranked = scoring.rank(candidates, effective, params)
     timings["scoring"] = (time.perf_counter() - t0) * 1000
 
-    items = [_item(s, live[s.key], query) for s in ranked[:limit]]
+    items = [_item(s, live[s.key], tokens) for s in ranked[:limit]]
     result = SearchResult(
         query=query,
         owner_id=owner.pk,
@@ -498,8 +537,7 @@ def search(
     )
     timings["total"] = (time.perf_counter() - started) * 1000
     if record:
-        _touch(items, f.now)
-        result.recall_id = _log(result, owner, caller)
+        result.recall_id = _record(result, owner, caller, f.now)
     return result
 
 
@@ -509,7 +547,7 @@ def _channel_state(hits: list[Hit] | None, wanted: bool) -> dict:
     return {"state": "ok" if hits is not None else "failed", "hits": len(hits or [])}
 
 
-def _item(scored: scoring.Scored, obj, query: str) -> SearchItem:
+def _item(scored: scoring.Scored, obj, query_tokens: list[str]) -> SearchItem:
     title, content = display_text(scored.kind, obj)
     breakdown = scored.to_dict()["breakdown"]
     return SearchItem(
@@ -522,31 +560,26 @@ def _item(scored: scoring.Scored, obj, query: str) -> SearchItem:
         ranks=scored.ranks,
         breakdown=breakdown,
         time=item_time(scored.kind, obj),
-        matched=seg.shared_tokens(query, f"{title}\n{content}"),
+        matched=seg.shared_tokens("", f"{title}\n{content}", query_tokens),
         title=title,
         status=getattr(obj, "status", "active"),
         session_id=getattr(obj, "session_id", None),
     )
 
 
-def _touch(items: list[SearchItem], now: datetime) -> None:
-    """Recalled items count as used: seed 002/003 access_count and last_accessed_at."""
+def _record(result: SearchResult, owner: Owner, caller: str, now: datetime) -> int | None:
+    """One write transaction: access counters (seeds 002/003) and the recall log entry."""
+    items = result.items
     facts = [i.id for i in items if i.kind == Kind.FACT]
     episodes = [i.id for i in items if i.kind == Kind.EPISODE]
     try:
-        if facts:
-            Fact.objects.filter(pk__in=facts).update(
-                access_count=F("access_count") + 1, last_accessed_at=now
-            )
-        if episodes:
-            Episode.objects.filter(pk__in=episodes).update(access_count=F("access_count") + 1)
-    except DatabaseError:  # counters are a nicety; a locked database must not fail a search
-        log.exception("could not update access counters")
-
-
-def _log(result: SearchResult, owner: Owner, caller: str) -> int | None:
-    try:
         with transaction.atomic():
+            if facts:
+                Fact.objects.filter(pk__in=facts).update(
+                    access_count=F("access_count") + 1, last_accessed_at=now
+                )
+            if episodes:
+                Episode.objects.filter(pk__in=episodes).update(access_count=F("access_count") + 1)
             entry = RecallLog.objects.create(
                 owner=owner,
                 query=result.query,
@@ -558,17 +591,17 @@ def _log(result: SearchResult, owner: Owner, caller: str) -> int | None:
                 degraded_reason=result.degraded_reason,
                 results=[
                     {"kind": i.kind, "id": i.id, "rank": i.rank, "score": round(i.score, 6)}
-                    for i in result.items
+                    for i in items
                 ],
                 took_ms=round(result.timings_ms.get("total", 0.0), 2),
             )
             RecallHit.objects.bulk_create(
                 RecallHit(log=entry, kind=i.kind, object_id=i.id, rank=i.rank, score=i.score)
-                for i in result.items
+                for i in items
             )
         return entry.pk
-    except DatabaseError:
-        log.exception("could not write the recall log")
+    except DatabaseError:  # bookkeeping must never fail a search (e.g. a locked database)
+        log.exception("could not record the recall")
         return None
 
 

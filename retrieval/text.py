@@ -132,7 +132,21 @@ def match_expression(text: str, use_grams: bool = True) -> str:
     return " OR ".join(parts)
 
 
-def shared_tokens(query: str, text: str) -> list[str]:
-    """The query's tokens that also occur in the text (what the keyword index matched on)."""
-    have = set(tokens(text)) | set(grams(text))
-    return [t for t in dict.fromkeys(tokens(query)) if t in have]
+_ASCII = re.compile(r"[a-z0-9_]+")
+
+
+def shared_tokens(query: str, text: str, query_tokens: list[str] | None = None) -> list[str]:
+    """The query's tokens that occur in the text (what the keyword index matched on).
+
+    A substring test, not a second segmentation: cheap enough for every result, and it
+    finds a Chinese word wherever jieba cut the text. Latin tokens must start a word.
+    """
+    haystack = (text or "").lower()
+    found = []
+    for token in dict.fromkeys(query_tokens if query_tokens is not None else tokens(query)):
+        if _ASCII.fullmatch(token):
+            if re.search(r"(?<![a-z0-9_])" + re.escape(token), haystack):
+                found.append(token)
+        elif token in haystack:
+            found.append(token)
+    return found

@@ -96,7 +96,9 @@ def _analysis(request: HttpRequest, form: DebuggerForm, owner: Owner) -> dict:
     query = form.cleaned_data["q"].strip()
     args = form.search_args()
     try:
-        result = search(query, owner=owner, record=False, caller="debugger", actor=Actor.PERSON, **args)
+        result = search(
+            query, owner=owner, record=False, caller="debugger", actor=Actor.PERSON, **args
+        )
     except SearchError as exc:
         return {"search_error": str(exc)}
     total = max(1.0, result.timings_ms.get("total", 1.0))
@@ -146,9 +148,14 @@ def merge_suggestions(text: str, limit: int = 8) -> list[str]:
 def _preview(query: str, owner: Owner, args: dict):
     try:
         return ctx.assemble(
-            query, owner=owner, session_id=args.get("session_id"), record=False,
-            actor=Actor.PERSON, caller="debugger",
-            preset=args.get("preset"), weights=args.get("weights"),
+            query,
+            owner=owner,
+            session_id=args.get("session_id"),
+            record=False,
+            actor=Actor.PERSON,
+            caller="debugger",
+            preset=args.get("preset"),
+            weights=args.get("weights"),
         )
     except SearchError:
         return None
@@ -176,11 +183,16 @@ def dictionary(request: HttpRequest) -> HttpResponse:
     word, action = form.cleaned_data["word"], form.cleaned_data.get("action") or "add"
     try:
         if action == "remove":
-            changed = userdict.remove(word)
-            text = _("Removed “%(w)s” from the dictionary.") if changed else _("“%(w)s” was not in the dictionary.")
+            done = userdict.remove(word)
+            text = _("Removed “%(w)s” from the dictionary.")
+            text = text if done else _("“%(w)s” was not in the dictionary.")
         else:
-            changed = userdict.add(word)
-            text = _("Added “%(w)s” to the dictionary. Run a reindex so stored items are segmented with it.") if changed else _("“%(w)s” is already in the dictionary.")
+            done = userdict.add(word)
+            text = _(
+                "Added “%(w)s” to the dictionary. Run a reindex so stored items are segmented "
+                "with it."
+            )
+            text = text if done else _("“%(w)s” is already in the dictionary.")
     except userdict.InvalidWord as exc:
         messages.error(request, str(exc))
         return redirect(_back(request))
@@ -245,4 +257,3 @@ def start_reindex(request: HttpRequest) -> HttpResponse:
 @require_GET
 def reindex_status(request: HttpRequest) -> HttpResponse:
     return _render(request, "retrieval/debugger.html", {"index": _index_state()}, partial="reindex")
-

@@ -145,6 +145,7 @@ def test_a_model_change_shows_a_banner_with_a_one_click_reindex(client_in, hangz
     EmbeddingSpace.objects.update(model_name="text-embedding-3-small")
     page = client_in.get(URL).content.decode()
     assert "Search runs on keywords only" in page and reverse("debugger_reindex") in page
+    assert reverse("debugger_reindex") in client_in.get("/").content.decode()  # home banner
     response = client_in.post(reverse("debugger_reindex"))
     assert response.status_code == 302
     run = ReindexRun.objects.get()

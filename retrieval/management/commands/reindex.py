@@ -43,8 +43,11 @@ class Command(BaseCommand):
     def handle(self, *args, kind=None, check=False, keywords_only=False, batch=64, **options):
         if check:
             return self._check(kind)
-        self.stdout.write(f"Embedding model: {get_embedder().name}" if not keywords_only else
-                          "Keywords only (vectors untouched).")
+        self.stdout.write(
+            f"Embedding model: {get_embedder().name}"
+            if not keywords_only
+            else "Keywords only (vectors untouched)."
+        )
         tty = getattr(self.stderr, "isatty", lambda: False)()
         last = [0.0]
 
@@ -59,7 +62,10 @@ class Command(BaseCommand):
 
         try:
             summary = reindex(
-                kind, embed=not keywords_only, reset_model=True, batch=max(1, batch),
+                kind,
+                embed=not keywords_only,
+                reset_model=True,
+                batch=max(1, batch),
                 progress=progress,
             )
         except KeyboardInterrupt:
@@ -86,11 +92,31 @@ class Command(BaseCommand):
 
     def _check(self, kind):
         report = check(kind)
-        rows = [("kind", "items", "missing", "stale kw", "stale filters", "no vector", "stale vec",
-                 "orphans")]
+        rows = [
+            (
+                "kind",
+                "items",
+                "missing",
+                "stale kw",
+                "stale filters",
+                "no vector",
+                "stale vec",
+                "orphans",
+            )
+        ]
         for k in report.kinds:
-            rows.append((k.kind, k.items, k.missing, k.stale_keywords, k.stale_filters,
-                         k.missing_vectors, k.stale_vectors, k.orphans))
+            rows.append(
+                (
+                    k.kind,
+                    k.items,
+                    k.missing,
+                    k.stale_keywords,
+                    k.stale_filters,
+                    k.missing_vectors,
+                    k.stale_vectors,
+                    k.orphans,
+                )
+            )
         widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
         for row in rows:
             self.stdout.write("  ".join(str(v).rjust(w) for v, w in zip(row, widths, strict=True)))
@@ -102,8 +128,10 @@ class Command(BaseCommand):
                 f"{report.stray_vector_rows} vector"
             )
         if report.problems:
-            self.stdout.write(self.style.WARNING(
-                f"{report.problems} problems: run `python manage.py reindex` to fix them."
-            ))
+            self.stdout.write(
+                self.style.WARNING(
+                    f"{report.problems} problems: run `python manage.py reindex` to fix them."
+                )
+            )
             sys.exit(1)
         self.stdout.write(self.style.SUCCESS("Both indexes are up to date."))
