@@ -91,7 +91,9 @@ def load_locomo(limit: int | None, speaker: bool = True) -> list[dict]:
                         timestamp=when + timedelta(minutes=j),
                     )
                 )
-            for turn, t in zip(ConversationTurn.objects.bulk_create(turns), c[f"session_{n}"], strict=True):
+            for turn, t in zip(
+                ConversationTurn.objects.bulk_create(turns), c[f"session_{n}"], strict=True
+            ):
                 by_dia[t["dia_id"]] = turn.pk
             last = when
             n += 1
@@ -99,11 +101,18 @@ def load_locomo(limit: int | None, speaker: bool = True) -> list[dict]:
         for qa in conv["qa"]:
             if qa["category"] not in (1, 2, 3, 4):
                 continue
-            gold = {("turn", by_dia[d]) for d in _evidence_ids(qa.get("evidence", [])) if d in by_dia}
+            gold = {
+                ("turn", by_dia[d]) for d in _evidence_ids(qa.get("evidence", [])) if d in by_dia
+            }
             if gold:
                 questions.append(
-                    {"owner": owner.pk, "query": qa["question"], "gold": gold, "now": now,
-                     "group": f"cat{qa['category']}"}
+                    {
+                        "owner": owner.pk,
+                        "query": qa["question"],
+                        "gold": gold,
+                        "now": now,
+                        "group": f"cat{qa['category']}",
+                    }
                 )
     return questions
 
@@ -126,7 +135,9 @@ def load_madial(lang: str) -> list[dict]:
     base = DATA / "madial_bench"
     zh_memory = [json.loads(x) for x in (base / "MADial-Bench-zh-memory.json").open() if x.strip()]
     user_of = {k: v["user-id"] for d in zh_memory for k, v in d.items()}
-    memory = [json.loads(x) for x in (base / f"MADial-Bench-{lang}-memory.json").open() if x.strip()]
+    memory = [
+        json.loads(x) for x in (base / f"MADial-Bench-{lang}-memory.json").open() if x.strip()
+    ]
     owners, ids = {}, {}
     for line in memory:
         for mid, m in line.items():
@@ -135,7 +146,11 @@ def load_madial(lang: str) -> list[dict]:
                 owners[uid] = Owner.objects.create(key=f"madial-{lang}-{uid}")
             when = datetime.strptime(m["time"], "%Y-%m-%d").replace(tzinfo=UTC)
             ep = Episode.objects.create(
-                owner=owners[uid], summary=m["event"], started_at=when, ended_at=when, source="bench"
+                owner=owners[uid],
+                summary=m["event"],
+                started_at=when,
+                ended_at=when,
+                source="bench",
             )
             ids[mid] = (ep.pk, uid, when)
     latest = {uid: max(w for _, u, w in ids.values() if u == uid) for uid in owners}
@@ -149,8 +164,13 @@ def load_madial(lang: str) -> list[dict]:
         gold = {("episode", ids[str(r)][0]) for r in d["relevant-id"] if str(r) in ids}
         if gold and uid in owners:
             questions.append(
-                {"owner": owners[uid].pk, "query": _dialogue_query(d["dialogue"], d["test-turn"][0]),
-                 "gold": gold, "now": latest[uid] + timedelta(days=1), "group": "all"}
+                {
+                    "owner": owners[uid].pk,
+                    "query": _dialogue_query(d["dialogue"], d["test-turn"][0]),
+                    "gold": gold,
+                    "now": latest[uid] + timedelta(days=1),
+                    "group": "all",
+                }
             )
     return questions
 
@@ -245,28 +265,52 @@ def print_set(set_name: str, names: list[str], results: dict) -> list | None:
     best = max(results["keyword"]["all"]["R@5"], results["vector"]["all"]["R@5"])
     default = results["curator"]["all"]
     met = default["R@5"] > best and default["R@5"] >= TARGET_R5[set_name]
-    return [set_name, default["R@5"], default["R@10"], best, TARGET_R5[set_name], "yes" if met else "no"]
+    return [
+        set_name,
+        default["R@5"],
+        default["R@10"],
+        best,
+        TARGET_R5[set_name],
+        "yes" if met else "no",
+    ]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     parser.add_argument("--sets", default="locomo,zh,en", help="comma list of locomo, zh, en")
     parser.add_argument("--retrievers", default=",".join(RETRIEVERS))
     parser.add_argument("--limit-conversations", type=int, default=None, help="LoCoMo subset")
     parser.add_argument(
-        "--set", action="append", default=[], metavar="NAME=VALUE",
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
         help="override a MEMSITE_ setting, e.g. --set SEARCH_TOP_K=20",
     )
     parser.add_argument(
-        "--patch", action="append", default=[], metavar="module.NAME=VALUE",
+        "--patch",
+        action="append",
+        default=[],
+        metavar="module.NAME=VALUE",
         help="experiment: set a module constant, e.g. --patch retrieval.backends.GRAMS_WEIGHT=0",
     )
-    parser.add_argument("--fts-tokenizer", help="experiment: rebuild search_fts with this tokenizer")
     parser.add_argument(
-        "--extra", action="append", default=[], metavar='NAME={"weights": {...}}',
+        "--fts-tokenizer", help="experiment: rebuild search_fts with this tokenizer"
+    )
+    parser.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        metavar='NAME={"weights": {...}}',
         help="experiment: another retriever (search() keyword arguments as JSON)",
     )
-    parser.add_argument("--no-speaker", action="store_true", help="experiment: LoCoMo turns without the speaker name")
+    parser.add_argument(
+        "--no-speaker",
+        action="store_true",
+        help="experiment: LoCoMo turns without the speaker name",
+    )
     parser.add_argument("--single", help=argparse.SUPPRESS)
     args = parser.parse_args()
     for item in args.extra:

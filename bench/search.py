@@ -39,18 +39,95 @@ from retrieval_kit import (  # noqa: E402
 )
 
 SEED = 20261122
-PEOPLE_ZH = ["李雷", "韩梅梅", "王芳", "张伟", "老刘", "妈妈", "爸爸", "同事小陈", "客户赵总", "房东"]
+PEOPLE_ZH = [
+    "李雷",
+    "韩梅梅",
+    "王芳",
+    "张伟",
+    "老刘",
+    "妈妈",
+    "爸爸",
+    "同事小陈",
+    "客户赵总",
+    "房东",
+]
 PEOPLE_EN = ["Li Lei", "Anna", "Marco", "the manager", "Priya", "Tom", "the landlord", "Dr. Chen"]
-PLACES_ZH = ["杭州", "上海", "北京", "深圳", "成都", "西湖边", "公司楼下", "家附近的咖啡馆", "滨江", "苏州"]
+PLACES_ZH = [
+    "杭州",
+    "上海",
+    "北京",
+    "深圳",
+    "成都",
+    "西湖边",
+    "公司楼下",
+    "家附近的咖啡馆",
+    "滨江",
+    "苏州",
+]
 PLACES_EN = ["Berlin", "Hangzhou", "the office", "Lisbon", "home", "the co-working space"]
-THINGS_ZH = ["乌龙茶", "跑步", "登山", "钢琴", "摄影", "游泳", "读书", "单元测试", "周报", "面试",
-             "向量检索", "内存泄漏", "数据库迁移", "代码评审", "值班", "咖啡", "羽毛球", "做饭", "日语", "骑行"]
-THINGS_EN = ["Python", "Rust", "SQLite", "Neovim", "Postgres", "Kubernetes", "pytest", "Go",
-             "TypeScript", "Docker", "tea", "jazz", "bouldering", "chess", "sourdough", "Django"]
-VERBS_ZH = ["喜欢", "不喜欢", "正在学", "每周练", "负责", "研究", "最近在用", "打算尝试", "擅长", "不再用"]
+THINGS_ZH = [
+    "乌龙茶",
+    "跑步",
+    "登山",
+    "钢琴",
+    "摄影",
+    "游泳",
+    "读书",
+    "单元测试",
+    "周报",
+    "面试",
+    "向量检索",
+    "内存泄漏",
+    "数据库迁移",
+    "代码评审",
+    "值班",
+    "咖啡",
+    "羽毛球",
+    "做饭",
+    "日语",
+    "骑行",
+]
+THINGS_EN = [
+    "Python",
+    "Rust",
+    "SQLite",
+    "Neovim",
+    "Postgres",
+    "Kubernetes",
+    "pytest",
+    "Go",
+    "TypeScript",
+    "Docker",
+    "tea",
+    "jazz",
+    "bouldering",
+    "chess",
+    "sourdough",
+    "Django",
+]
+VERBS_ZH = [
+    "喜欢",
+    "不喜欢",
+    "正在学",
+    "每周练",
+    "负责",
+    "研究",
+    "最近在用",
+    "打算尝试",
+    "擅长",
+    "不再用",
+]
 TIMES_ZH = ["周一", "周末", "早上", "晚上", "每天", "上个月", "明年", "最近", "三年来", "下周三"]
 PROJECTS = ["orchard", "memory-curator", "ledger", "atlas", "nightjar", "kite", "harbor", "quill"]
-REASONS_ZH = ["比较省时间", "团队都在用", "对身体好", "文档更清楚", "上次踩过坑", "客户要求", "更便宜"]
+REASONS_ZH = [
+    "比较省时间",
+    "团队都在用",
+    "对身体好",
+    "文档更清楚",
+    "上次踩过坑",
+    "客户要求",
+    "更便宜",
+]
 DOMAINS = ["backend", "billing", "search", "the mobile app", "infra", "the data pipeline"]
 
 
@@ -59,22 +136,32 @@ def fact_text(rng: random.Random, n: int) -> str:
     pick = rng.choice
     kind = rng.random()
     if kind < 0.45:
-        text = f"{pick(PEOPLE_ZH)}{pick(TIMES_ZH)}在{pick(PLACES_ZH)}{pick(VERBS_ZH)}{pick(THINGS_ZH)}"
+        text = (
+            f"{pick(PEOPLE_ZH)}{pick(TIMES_ZH)}在{pick(PLACES_ZH)}{pick(VERBS_ZH)}{pick(THINGS_ZH)}"
+        )
         if rng.random() < 0.6:
             text += f"，因为{pick(REASONS_ZH)}"
         if rng.random() < 0.4:
             text += f"，顺便{pick(VERBS_ZH)}{pick(THINGS_ZH)}和{pick(THINGS_ZH)}"
         text += f"（第{n}条）"
     elif kind < 0.8:
-        text = f"{pick(PEOPLE_EN)} prefers {pick(THINGS_EN)} over {pick(THINGS_EN)} for {pick(DOMAINS)}"
+        who, this, that = pick(PEOPLE_EN), pick(THINGS_EN), pick(THINGS_EN)
+        text = f"{who} prefers {this} over {that} for {pick(DOMAINS)}"
         if rng.random() < 0.5:
             text += f", and meets {pick(PEOPLE_EN)} in {pick(PLACES_EN)} every other week"
         if rng.random() < 0.3:
-            text += f"; the {pick(PROJECTS)} deadline is {rng.randint(1, 28)} {pick(['March', 'May', 'July', 'October'])}"
+            project, day = pick(PROJECTS), rng.randint(1, 28)
+            text += f"; the {project} deadline is {day} {pick(['March', 'May', 'July', 'October'])}"
         text += f" (note {n})."
     else:
+        project, domain, owner, tech = (
+            pick(PROJECTS),
+            pick(DOMAINS),
+            pick(PEOPLE_ZH),
+            pick(THINGS_EN),
+        )
         text = (
-            f"{pick(PROJECTS)} 项目的 {pick(DOMAINS)} 由{pick(PEOPLE_ZH)}负责，用 {pick(THINGS_EN)} "
+            f"{project} 项目的 {domain} 由{owner}负责，用 {tech} "
             f"重写，{rng.randint(1, 12)}月{rng.randint(1, 28)}日前上线"
         )
         if rng.random() < 0.5:
@@ -138,8 +225,12 @@ def run_one(n: int) -> dict:
     rng = random.Random(SEED + 2)
     for start in range(0, n, 5000):
         Fact.objects.bulk_create(
-            Fact(owner=owner, content=t, importance=round(rng.random(), 2),
-                 created_at=base - timedelta(days=rng.randint(0, 400)))
+            Fact(
+                owner=owner,
+                content=t,
+                importance=round(rng.random(), 2),
+                created_at=base - timedelta(days=rng.randint(0, 400)),
+            )
             for t in texts[start : start + 5000]
         )
     out: dict = {"n": n}
@@ -194,11 +285,18 @@ def approximate_recall(qs: list[str], owner_id: int, embedder) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     parser.add_argument("--n", default="10000", help="comma list of collection sizes")
     parser.add_argument("--single", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                        help="override a MEMSITE_ setting, e.g. --set SEARCH_EXACT_MAX=0")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="override a MEMSITE_ setting, e.g. --set SEARCH_EXACT_MAX=0",
+    )
     args = parser.parse_args()
     if args.single:
         for item in args.set:
@@ -211,19 +309,43 @@ def main() -> None:
         print(f"N = {n}", file=sys.stderr)
         cmd = [sys.executable, __file__, "--single", str(n), *[f"--set={s}" for s in args.set]]
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
-        r = json.loads(next(l for l in proc.stdout.splitlines() if l.startswith("RESULT "))[7:])
-        rows.append([
-            f"{r['n']:,}",
-            *(f"{r[m][0]:.1f} / {r[m][1]:.1f}" for m in ("keyword", "semantic", "hybrid")),
-            f"{r['fts_rate']:.0f}", f"{r['embed_rate']:.0f}", f"{r['rss_mb']:.0f}", r["vector_path"],
-        ])
+        line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
+        r = json.loads(line[7:])
+        rows.append(
+            [
+                f"{r['n']:,}",
+                *(f"{r[m][0]:.1f} / {r[m][1]:.1f}" for m in ("keyword", "semantic", "hybrid")),
+                f"{r['fts_rate']:.0f}",
+                f"{r['embed_rate']:.0f}",
+                f"{r['rss_mb']:.0f}",
+                r["vector_path"],
+            ]
+        )
         if "approx_recall" in r:
-            extra.append(f"- {r['n']:,}: approximate vector step vs exact KNN: recall@10 "
-                         f"{r['approx_recall']['recall@10']:.3f}, recall@50 {r['approx_recall']['recall@50']:.3f}")
-    print("\nSearch latency through retrieval.search.search, ms p50 / p95 (200 distinct short "
-          "queries, query embedding included)\n")
-    print(table(["items", "keyword", "vector", "hybrid", "FTS items/s", "embed items/s",
-                 "peak RSS MB", "vector step"], rows))
+            rec = r["approx_recall"]
+            extra.append(
+                f"- {r['n']:,}: approximate vector step vs exact KNN: recall@10 "
+                f"{rec['recall@10']:.3f}, recall@50 {rec['recall@50']:.3f}"
+            )
+    print(
+        "\nSearch latency through retrieval.search.search, ms p50 / p95 (200 distinct short "
+        "queries, query embedding included)\n"
+    )
+    print(
+        table(
+            [
+                "items",
+                "keyword",
+                "vector",
+                "hybrid",
+                "FTS items/s",
+                "embed items/s",
+                "peak RSS MB",
+                "vector step",
+            ],
+            rows,
+        )
+    )
     if extra:
         print("\n" + "\n".join(extra))
 

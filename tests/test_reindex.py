@@ -8,8 +8,8 @@ from django.db import connection
 
 from curator.models import Fact, FactStatus, Owner
 from retrieval import userdict
-from retrieval.reindex import Progress, check, reindex
 from retrieval.models import SearchDoc
+from retrieval.reindex import Progress, check, reindex
 from tests.search_helpers import episode
 
 

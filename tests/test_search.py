@@ -156,7 +156,8 @@ def test_equal_scores_rank_the_newer_item_first(owner):
     assert ids(result)[:2] == [newer.id, older.id]
 
 
-def test_the_approximate_vector_step_agrees_on_small_sets(owner, settings):
+def test_the_approximate_vector_step_agrees_on_small_sets(owner, settings, monkeypatch):
+    monkeypatch.setattr("retrieval.indexing.CENTER_MIN", 3)
     for text in [
         "用户住在杭州",
         "The user edits code in Neovim",
@@ -164,6 +165,7 @@ def test_the_approximate_vector_step_agrees_on_small_sets(owner, settings):
         "runs every morning",
     ]:
         fact(owner, text)
+    assert EmbeddingSpace.objects.get().center  # the mean vector the sign bits are taken from
     exact = ids(search("which editor?", owner=owner, mode="semantic", record=False))
     settings.SEARCH_EXACT_MAX = 0
     from retrieval import backends

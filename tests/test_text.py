@@ -100,7 +100,8 @@ def test_chinese_text_also_gets_character_grams():
 
 def test_match_searches_tokens_and_grams_in_their_own_columns():
     assert match_expression("杭州面试") == (
-        'tokens : ("杭州" OR "面试") OR grams : ("杭" OR "州" OR "面" OR "试" OR "杭州" OR "州面" OR "面试")'
+        'tokens : ("杭州" OR "面试") OR '
+        'grams : ("杭" OR "州" OR "面" OR "试" OR "杭州" OR "州面" OR "面试")'
     )
     assert match_expression("the editor") == 'tokens : ("editor")'
     assert match_expression("的了吗") == ""

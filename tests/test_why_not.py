@@ -2,7 +2,7 @@
 
 import pytest
 
-from curator.models import Fact, FactStatus, Owner
+from curator.models import FactStatus, Owner
 from retrieval.explain import why_not
 from retrieval.models import SearchDoc
 from tests.search_helpers import days_ago, fact, session, turn

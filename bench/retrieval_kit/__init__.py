@@ -138,6 +138,7 @@ def peak_rss_mb() -> float:
 
 def table(headers: list[str], rows: list[list]) -> str:
     """A Markdown table (what the README and the notes paste)."""
+
     def cell(value) -> str:
         return f"{value:.3f}" if isinstance(value, float) else str(value)
 
