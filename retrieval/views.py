@@ -60,6 +60,9 @@ def debugger(request: HttpRequest) -> HttpResponse:
     form = DebuggerForm(request.GET or None)
     page = {"form": form, "owner": owner, "colors": COLORS, "labels": COMPONENT_LABELS}
     page["default_preset"] = settings.SEARCH_PRESET
+    chosen = form.preset_name if form.is_bound and form.is_valid() else settings.SEARCH_PRESET
+    preset = scoring.PRESETS.get(chosen, scoring.PRESETS[settings.SEARCH_PRESET])
+    page["half_life_default"] = preset.params.half_life_days
     page["sliders"] = _sliders(form)
     page["index"] = _index_state()
     if form.is_bound and form.is_valid() and form.cleaned_data.get("q", "").strip():
