@@ -32,8 +32,8 @@ def log_in(page, live_server, path="/review/"):
 def switch_language(page, code):
     page.select_option("#language", code)
     page.click("form.lang button")
-    page.wait_for_load_state()
-    assert page.locator("html").get_attribute("lang") == code
+    # The click starts a navigation; wait for the new page, not the load state of the old one.
+    expect(page.locator("html")).to_have_attribute("lang", code)
 
 
 def item(page, content):
