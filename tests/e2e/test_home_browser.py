@@ -2,6 +2,7 @@
 
 import pytest
 from django.contrib.auth import get_user_model
+from playwright.sync_api import expect
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -19,8 +20,7 @@ def test_first_run_login_and_chinese_home(page, live_server, screenshot_dir):
 
     page.select_option("#language", "zh-hans")
     page.click("form.lang button")
-    page.wait_for_load_state()
-    assert page.locator("html").get_attribute("lang") == "zh-hans"
+    expect(page.locator("html")).to_have_attribute("lang", "zh-hans")  # the new page, not the old
     assert page.locator("nav.nav a[aria-current=page]").inner_text() == "首页"
     assert "助手记得的关于 李雷 的事" in page.locator("h1").inner_text()
     page.screenshot(path=str(screenshot_dir / "home-zh.png"), full_page=True)

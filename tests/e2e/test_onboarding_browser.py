@@ -3,6 +3,7 @@ with HTMX, without JavaScript, and screenshots of every step in both languages."
 
 import pytest
 from django.contrib.auth import get_user_model
+from playwright.sync_api import expect
 
 from curator.models import Fact, Owner, Source
 
@@ -124,7 +125,7 @@ def test_screenshots_of_each_step(page, live_server, screenshot_dir, language):
     if language != "en":
         page.select_option("#language", language)
         page.click("form.lang button")
-        page.wait_for_load_state()
+        expect(page.locator("html")).to_have_attribute("lang", language)
     page.goto(live_server.url + "/onboarding/")
     assert page.locator("html").get_attribute("lang") == language
     assert page.locator(".wizard-progress li").count() == 3
