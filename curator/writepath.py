@@ -27,6 +27,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import FieldDoesNotExist
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -323,12 +324,21 @@ class Clean:
         }
 
 
+def _field_label(name: str, capital: bool = False) -> str:
+    """The field's translated name ("置信度", not "confidence"); the code stays in `field`."""
+    try:
+        label = str(Fact._meta.get_field(name).verbose_name)
+    except FieldDoesNotExist:
+        label = name
+    return label[:1].upper() + label[1:] if capital else label
+
+
 def _choice(value: Any, choices, name: str) -> str:
     if value not in choices.values:
         allowed = ", ".join(choices.values)
         raise InvalidCandidate(
             _("Unknown %(field)s “%(value)s”; use one of: %(allowed)s.")
-            % {"field": name, "value": value, "allowed": allowed},
+            % {"field": _field_label(name), "value": value, "allowed": allowed},
             code=f"invalid_{name}",
             field=name,
         )
@@ -339,7 +349,7 @@ def _unit(value: Any, name: str) -> float:
     ok = isinstance(value, int | float) and not isinstance(value, bool)
     if not ok or math.isnan(value) or not 0 <= value <= 1:
         raise InvalidCandidate(
-            _("%(field)s must be a number between 0 and 1.") % {"field": name.capitalize()},
+            _("%(field)s must be a number between 0 and 1.") % {"field": _field_label(name, True)},
             code=f"invalid_{name}",
             field=name,
         )
@@ -351,7 +361,7 @@ def _label(value: Any, name: str) -> str:
     if len(text) > MAX_LABEL:
         raise InvalidCandidate(
             _("%(field)s is too long (at most %(max)d characters).")
-            % {"field": name.capitalize(), "max": MAX_LABEL},
+            % {"field": _field_label(name, True), "max": MAX_LABEL},
             code=f"{name}_too_long",
             field=name,
         )

@@ -1,0 +1,47 @@
+"""Readable, translated labels for the internal codes the pages show (stages, kinds, sections).
+
+The codes stay stable in the API and in the database; only the pages translate them. An unknown
+code is shown as it is, so a new stage appears (untranslated) instead of disappearing.
+"""
+
+from django import template
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
+
+from curator.models import FactStatus
+from retrieval.models import Kind
+
+register = template.Library()
+
+LABELS = {
+    # search stages (timings)
+    "segmentation": _("segmentation"),
+    "fts": _("keyword search"),
+    "embedding": _("query embedding"),
+    "knn": _("vector search"),
+    "load": _("loading items"),
+    "scoring": _("scoring"),
+    "total": _("total"),
+    # context sections
+    "cards": _("core cards"),
+    "turns": _("recent turns"),
+    "evidence": _("long-term evidence"),
+    "reserve": _("reserve for the answer"),
+    # channel states
+    "ok": pgettext_lazy("index state", "working"),
+    "off": pgettext_lazy("index state", "not used"),
+    "failed": pgettext_lazy("index state", "failed"),
+    # how a card was compiled
+    "rules": _("compiled by rules"),
+    **{value: label for value, label in Kind.choices},
+    **{value: label for value, label in FactStatus.choices},
+}
+
+
+@register.filter
+def codelabel(code) -> str:
+    """`{{ t.name|codelabel }}`; an LLM method "llm:<model>" reads "compiled by <model>"."""
+    code = str(code or "")
+    if code.startswith("llm:"):
+        return _("compiled by %(model)s") % {"model": code[4:]}
+    return LABELS.get(code, code)
