@@ -223,8 +223,13 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
 
 @require_GET
 def item(request: HttpRequest, pk: int) -> HttpResponse:
-    """One item's card (HTMX "cancel" of an inline edit)."""
-    return _item_response(request, get_object_or_404(PendingItem, pk=pk))
+    """One item's card: the HTMX "cancel" of an inline edit, or a page of its own when a link
+    (a session transcript, a fact's provenance) opens it directly."""
+    item = get_object_or_404(PendingItem, pk=pk)
+    if request.htmx:
+        return _item_response(request, item)
+    context = {"r": row(item), "later_choices": LaterForm.PRESETS}
+    return render(request, "curator/review_item_page.html", context)
 
 
 @require_POST

@@ -14,8 +14,8 @@ def test_it_labels_search_stages_and_context_sections():
 
 def test_it_translates_labels_to_chinese():
     with translation.override("zh-hans"):
-        assert codelabel("turn") != "turn"
-        assert codelabel("fts") != "fts"
+        assert codelabel("knn") == "向量检索"
+        assert codelabel("evidence") == "长期证据"
 
 
 def test_it_names_the_model_an_llm_compiled_with():

@@ -317,3 +317,16 @@ def test_the_turn_page_shows_the_turn_in_context(client_in):
     html = page(client_in, f"/turns/{turns[4].pk}/")
     assert "第1句" in html and "第4句" in html and "this-turn" in html
     assert f'href="/facts/{fact.pk}/"' in html
+
+
+def test_an_item_opened_from_a_link_is_a_whole_page(client_in):
+    item = queued()
+    html = client_in.get(f"/review/{item.pk}/").content.decode()
+    assert "<nav" in html and "李雷最近在学 Rust" in html
+    assert f'action="/review/{item.pk}/confirm/"' in html
+
+
+def test_an_item_asked_for_by_htmx_is_only_its_card(client_in):
+    item = queued()
+    html = client_in.get(f"/review/{item.pk}/", headers=HX).content.decode()
+    assert "<nav" not in html and "李雷最近在学 Rust" in html
