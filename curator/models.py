@@ -409,6 +409,8 @@ class EventType(models.TextChoices):
     DEAD_LETTER = "dead_letter", _("dead letter")
     UNDO = "undo", _("undone")
     PURGE = "purge", _("purged")
+    EPISODE_EDIT = "episode_edit", _("episode edited")
+    ATTACHMENT_EDIT = "attachment_edit", _("attachment edited")
 
 
 class MemoryEvent(models.Model):

@@ -2,15 +2,30 @@ from django.urls import path
 
 from curator import views, views_cards, views_onboarding, views_settings
 from curator import views_activity as activity
+from curator import views_archive as archive
+from curator import views_attachments as attachments
+from curator import views_episodes as episodes
 from curator import views_facts as facts
 from curator import views_review as review
+from curator import views_sessions as sessions
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("start/", views.landing, name="landing"),
-    path("episodes/", views.episodes, name="episodes"),
-    path("attachments/", views.attachments, name="attachments"),
+    # Episodes and attachments (issue 8)
+    path("episodes/", episodes.episodes, name="episodes"),
+    path("episodes/<int:pk>/", episodes.detail, name="episode"),
+    path("episodes/<int:pk>/edit/", episodes.edit, name="episode_edit"),
+    path("attachments/", attachments.attachments, name="attachments"),
+    path("attachments/upload/", attachments.upload, name="attachment_upload"),
+    path("attachments/<int:pk>/", attachments.detail, name="attachment"),
+    path("attachments/<int:pk>/edit/", attachments.edit, name="attachment_edit"),
+    path("attachments/<int:pk>/file/", attachments.file, name="attachment_file"),
     path("turns/<int:pk>/", views.turn, name="turn"),
+    # Sessions, transcripts and trace search (issue 8)
+    path("sessions/", sessions.sessions, name="sessions"),
+    path("sessions/<int:pk>/", sessions.session, name="session"),
+    path("traces/", sessions.traces, name="traces"),
     # Review desk, facts, activity log (issue 3)
     path("review/", review.review, name="review"),
     path("review/bulk/", review.bulk, name="review_bulk"),
@@ -37,6 +52,11 @@ urlpatterns = [
     path("onboarding/", views_onboarding.wizard, name="onboarding"),
     path("settings/", views_settings.settings_page, name="settings"),
     path("settings/onboarding/reset/", views_settings.onboarding_reset, name="onboarding_reset"),
+    # Export and import (issue 8)
+    path("settings/export/", archive.export_download, name="archive_export"),
+    path("settings/import/", archive.import_upload, name="archive_import"),
+    path("settings/import/<slug:token>/", archive.import_preview, name="archive_preview"),
+    path("settings/import/<slug:token>/cancel/", archive.import_cancel, name="archive_cancel"),
     path("cards/", views_cards.index, name="cards"),
     path("cards/injected/", views_cards.injected, name="cards_injected"),
     path("cards/metabolism/", views_cards.metabolism_view, name="cards_metabolism"),

@@ -80,16 +80,6 @@ def index_status() -> dict:
     }
 
 
-def episodes(request: HttpRequest) -> HttpResponse:
-    queryset = Episode.objects.filter(owner=Owner.default()).select_related("session")
-    return _render(request, "curator/episodes.html", {"page_obj": _page(request, queryset)})
-
-
-def attachments(request: HttpRequest) -> HttpResponse:
-    queryset = Attachment.objects.filter(owner=Owner.default())
-    return _render(request, "curator/attachments.html", {"page_obj": _page(request, queryset)})
-
-
 COMING = {
     "cards": (
         _("Cards"),

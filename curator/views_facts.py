@@ -20,6 +20,7 @@ from curator.diff import inline_diff
 from curator.forms import FactBulkForm, FactEditForm, FactFilterForm
 from curator.history import fact_history, recall_history
 from curator.models import Fact, FactStatus, MemoryEvent, Owner
+from curator.transcripts import provenance
 from curator.views import _page, _render
 from curator.views_activity import entry
 from curator.views_common import done_banner, safe_next
@@ -210,6 +211,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "banner": done_banner(request),
         "now": timezone.now(),
         "pending": fact.pending_conflicts.filter(status__in=wp.OPEN),
+        "provenance": provenance(fact),
     }
     return _render(request, "curator/fact_detail.html", context)
 

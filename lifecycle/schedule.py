@@ -77,6 +77,13 @@ def periodic() -> list[Periodic]:
             _("every hour at :07"),
             hourly(7),
         ),
+        Periodic(
+            "prune_conversation_logs",
+            _("Delete JSONL conversation backups older than %(days)s days")
+            % {"days": settings.CONVERSATION_LOG_RETENTION_DAYS},
+            _("every day at %(hour)02d:30 (%(zone)s)") % {"hour": hour, "zone": settings.TIME_ZONE},
+            at_local(hour, 30),
+        ),
         Periodic("heartbeat", _("Consumer heartbeat"), _("every minute"), every_minute),
     ]
 

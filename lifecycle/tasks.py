@@ -62,6 +62,14 @@ def hourly_upkeep() -> None:
         consolidate.run(Trigger.CATCH_UP)
 
 
+@db_periodic_task(schedule.at_local(settings.CONSOLIDATE_HOUR, 30))
+def prune_conversation_logs() -> None:
+    """The JSONL conversation backup keeps CONVERSATION_LOG_RETENTION_DAYS (files only)."""
+    from memsite import history_log
+
+    history_log.prune()
+
+
 @db_periodic_task(schedule.every_minute)
 def heartbeat() -> None:
     schedule.beat()

@@ -9,7 +9,9 @@ from django.utils.translation import gettext as _
 from ninja import Field, File, Form, Query, Router, Schema, Status
 from ninja.files import UploadedFile
 
+from curator.forms import split_tags
 from curator.models import Attachment, Episode
+from curator.writepath import WritePathError
 from memsite import conversations as conv
 from memsite.api_common import (
     AUTH_ERRORS,
@@ -232,6 +234,7 @@ class AttachmentOut(Schema):
     size: int
     direction: str
     description: str
+    transcription: str
     session_id: str | None
     tags: list[Any]
     created_at: datetime
@@ -260,6 +263,7 @@ def attachment_dict(att: Attachment) -> dict:
         "size": att.size,
         "direction": att.direction,
         "description": att.description,
+        "transcription": att.transcription,
         "session_id": att.session.external_id if att.session else None,
         "tags": att.tags or [],
         "created_at": att.created_at,
@@ -270,7 +274,7 @@ def attachment_dict(att: Attachment) -> dict:
 @router.post(
     "/attachments",
     auth=WRITE,
-    response={201: AttachmentOut, **WRITE_ERRORS},
+    response={201: AttachmentOut, 415: ErrorOut, **WRITE_ERRORS},
     summary="Record a file the person and the agent exchanged (multipart)",
     tags=["attachments"],
 )
@@ -280,15 +284,22 @@ def create_attachment(
     direction: Form[Literal["inbound", "outbound"]] = "inbound",
     description: Form[str] = "",
     session_id: Form[str] = "",
+    transcription: Form[str] = "",
+    tags: Form[str] = "",  # comma-separated
 ):
+    """413 too_large, 415 unsupported_type (see ATTACHMENT_ALLOWED_TYPES), 422 empty_file.
+    The file name is kept as data only; the file is stored under a generated name."""
     if len(session_id) > 200:
         raise ApiError(422, "invalid", _("session_id is too long."), {"session_id": "too long"})
     try:
-        att = conv.record_attachment(file, direction, description, session_id)
-    except conv.TooLarge as exc:
-        limit_mb = f"{exc.limit / (1024 * 1024):g}"
+        att = conv.record_attachment(
+            file, direction, description, session_id, transcription, split_tags(tags)
+        )
+    except conv.AttachmentRefused as exc:
+        raise ApiError(exc.status, exc.code, exc.message) from None
+    except WritePathError as exc:
         raise ApiError(
-            413, "too_large", _("Attachments may be at most %(mb)s MB.") % {"mb": limit_mb}
+            422, exc.code, str(exc), {exc.field: str(exc)} if exc.field else None
         ) from None
     return Status(201, attachment_dict(att))
 

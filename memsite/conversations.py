@@ -7,19 +7,26 @@ agent's retries safe.
 
 import json
 import mimetypes
+import re
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import PurePosixPath
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Q, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from curator.models import Attachment, ConversationTurn, Direction, Episode, Owner, Session
+from curator.writepath import clean_tags
+from memsite import history_log
 from retrieval import indexing
 
-TEXT_TYPES = ("text/", "application/json", "application/xml", "application/x-yaml")
+# Files whose text is extracted on upload (searchable like a description).
+TEXT_TYPES = ("text/plain", "text/markdown", "text/csv", "application/json")
 MAX_EXTRACTED_CHARS = 100_000
 
 
@@ -105,6 +112,7 @@ def record_turn(
             _reopen(session, timestamp)
             indexing.schedule("turn", turn.pk)
             transaction.on_commit(lambda: queue_extraction(turn.pk))
+            history_log.append_after_commit(turn)  # JSONL backup (seed 003 4.5)
     except IntegrityError:
         # Another request stored this key between our read and write: answer like a retry.
         turn = ConversationTurn.objects.get(session__external_id=session_id, turn_index=turn_index)
@@ -178,6 +186,12 @@ def search_traces(
     Matching is literal (every word of q must appear, in the text or the tool calls/results),
     because an agent looks here for exact details: a file name, a command, an error message.
     """
+    turns = trace_queryset(q, session_id, role, time_from, time_to)
+    return list(turns[:limit])
+
+
+def trace_queryset(q="", session_id=None, role=None, time_from=None, time_to=None):
+    """search_traces unsliced, so the trace search page can paginate the same matches."""
     turns = ConversationTurn.objects.filter(session__owner=Owner.default()).annotate(
         calls_text=Cast("tool_calls", TextField()), results_text=Cast("tool_results", TextField())
     )
@@ -191,7 +205,7 @@ def search_traces(
         turns = turns.filter(timestamp__gte=aware(time_from))
     if time_to:
         turns = turns.filter(timestamp__lte=aware(time_to))
-    return list(turns.select_related("session").order_by("-timestamp", "-id")[:limit])
+    return turns.select_related("session").order_by("-timestamp", "-id")
 
 
 def find_episodes(q="", session_id=None, time_from=None, time_to=None):
@@ -219,34 +233,110 @@ def find_attachments(q="", session_id=None, direction=None):
     return found.order_by("-created_at", "-id")
 
 
-class TooLarge(Exception):
+class AttachmentRefused(Exception):
+    """An upload that is not kept; `status` and `code` are what the API answers with."""
+
+    status, code = 422, "invalid_attachment"
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class TooLarge(AttachmentRefused):
+    status, code = 413, "too_large"
+
     def __init__(self, limit: int):
-        super().__init__(limit)
+        mb = f"{limit / (1024 * 1024):g}"
+        super().__init__(_("Attachments may be at most %(mb)s MB.") % {"mb": mb})
         self.limit = limit
 
 
-def record_attachment(
-    upload, direction: str = Direction.INBOUND, description: str = "", session_id: str = ""
-) -> Attachment:
-    """Keep a file under MEDIA_ROOT with what makes it findable; text files are searchable."""
+class UnsupportedType(AttachmentRefused):
+    status, code = 415, "unsupported_type"
+
+    def __init__(self, mime: str):
+        super().__init__(
+            _(
+                "Files of type %(type)s cannot be kept. Images, audio, video, PDF, text, Markdown, "
+                "JSON, CSV and office documents can."
+            )
+            % {"type": mime}
+        )
+        self.mime = mime
+
+
+class EmptyFile(AttachmentRefused):
+    status, code = 422, "empty_file"
+
+    def __init__(self):
+        super().__init__(_("The file is empty."))
+
+
+@dataclass
+class CheckedUpload:
+    name: str  # the original name, path components stripped: kept as data only
+    mime: str
+    stored_name: str  # <uuid>.<ext>: the only name that reaches the disk
+
+
+def check_upload(upload) -> CheckedUpload:
+    """Refuse empty, too large and disallowed files (the page and the API share this)."""
+    if not upload.size:
+        raise EmptyFile()
     limit = settings.API_ATTACHMENT_MAX_BYTES
     if upload.size > limit:
         raise TooLarge(limit)
-    name = (upload.name or "file").rsplit("/", 1)[-1][:255]
+    name = safe_name(upload.name or "")
     mime = _mime(upload, name)
+    if mime not in settings.ATTACHMENT_ALLOWED_TYPES:
+        raise UnsupportedType(mime)
+    return CheckedUpload(name, mime, f"{uuid.uuid4().hex}{_extension(name, mime)}")
+
+
+def safe_name(raw: str) -> str:
+    """'../../etc/passwd' -> 'passwd': the last path component, without control characters."""
+    last = re.split(r"[/\\]", raw)[-1]
+    cleaned = "".join(ch for ch in last if ch.isprintable()).strip().lstrip(".")
+    return cleaned[:255] or "file"
+
+
+def _extension(name: str, mime: str) -> str:
+    suffix = PurePosixPath(name).suffix.lower()
+    if re.fullmatch(r"\.[a-z0-9]{1,10}", suffix):
+        return suffix
+    return mimetypes.guess_extension(mime) or ".bin"
+
+
+def record_attachment(
+    upload,
+    direction: str = Direction.INBOUND,
+    description: str = "",
+    session_id: str = "",
+    transcription: str = "",
+    tags: list[str] | None = None,
+) -> Attachment:
+    """Keep a file under MEDIA_ROOT/YYYY/MM/<uuid>.<ext> with what makes it findable.
+
+    Raises an AttachmentRefused subclass (size, type, empty file); text and Markdown files
+    have their text extracted so their content is searchable.
+    """
+    checked = check_upload(upload)
     with transaction.atomic():
         session = session_for(session_id, create=True) if session_id else None
         attachment = Attachment(
             owner=Owner.default(),
             session=session,
-            original_name=name,
-            mime_type=mime,
+            original_name=checked.name,
+            mime_type=checked.mime,
             size=upload.size,
             direction=direction,
             description=description,
-            extracted_text=_text_of(upload, mime),
+            transcription=transcription,
+            tags=clean_tags(tags),
+            extracted_text=_text_of(upload, checked.mime),
         )
-        attachment.file.save(name, upload, save=False)
+        attachment.file.save(checked.stored_name, upload, save=False)
         try:
             attachment.save()
         except Exception:
@@ -257,16 +347,23 @@ def record_attachment(
 
 
 def _mime(upload, name: str) -> str:
-    given = (getattr(upload, "content_type", "") or "").split(";")[0].strip()
-    if given and given != "application/octet-stream":
-        return given[:100]
-    return mimetypes.guess_type(name)[0] or "application/octet-stream"
+    """The type the file name implies; the declared type only when the name says nothing."""
+    guessed = mimetypes.guess_type(name)[0]
+    if guessed:
+        return guessed.lower()
+    given = (getattr(upload, "content_type", "") or "").split(";")[0].strip().lower()
+    return given[:100] or "application/octet-stream"
 
 
 def _text_of(upload, mime: str) -> str:
-    if not mime.startswith(TEXT_TYPES) or upload.size > 4 * MAX_EXTRACTED_CHARS:
+    if mime not in TEXT_TYPES or upload.size > 4 * MAX_EXTRACTED_CHARS:
         return ""
     upload.seek(0)
     data = upload.read()
     upload.seek(0)
+    for encoding in ("utf-8-sig", "gb18030"):  # Chinese text files are often GBK
+        try:
+            return data.decode(encoding)[:MAX_EXTRACTED_CHARS]
+        except UnicodeDecodeError:
+            continue
     return data.decode("utf-8", errors="replace")[:MAX_EXTRACTED_CHARS]

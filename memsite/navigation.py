@@ -7,6 +7,7 @@ SECTIONS = [
     ("home", _("Home")),
     ("review", _("Review")),
     ("facts", _("Facts")),
+    ("sessions", _("Sessions")),
     ("episodes", _("Episodes")),
     ("attachments", _("Attachments")),
     ("cards", _("Cards")),

@@ -116,6 +116,32 @@ def test_an_attachment_over_the_limit_is_a_413(api):
     assert not Attachment.objects.exists()
 
 
+def test_an_attachment_of_a_disallowed_type_is_a_415(api):
+    page = SimpleUploadedFile("x.html", b"<script>alert(1)</script>", "text/html")
+    body = assert_error(api.upload("/attachments", {"file": page}), 415, "unsupported_type")
+    assert "text/html" in body["detail"]
+    assert not Attachment.objects.exists()
+
+
+def test_an_empty_attachment_is_a_422(api):
+    assert_error(_upload(api, data=b""), 422, "empty_file")
+    assert not Attachment.objects.exists()
+
+
+def test_an_attachment_name_is_data_never_a_path(api):
+    body = _upload(api, name="../../etc/passwd", data=b"root:x:0:0").json()
+    assert body["name"] == "passwd"
+    stored = Attachment.objects.get(pk=body["id"])
+    assert ".." not in stored.file.name and stored.file.name.endswith(".txt")
+
+
+def test_an_attachment_takes_a_transcription_and_tags(api):
+    body = _upload(api, transcription="喵", tags="猫, 宠物").json()
+    assert body["transcription"] == "喵" and body["tags"] == ["猫", "宠物"]
+    too_many = ",".join(f"t{i}" for i in range(30))
+    assert_error(_upload(api, tags=too_many), 422, "invalid_tags")
+
+
 def test_unknown_attachments_are_404(api):
     assert_error(api.get("/attachments/999"), 404)
     assert_error(api.get("/attachments/999/file"), 404)

@@ -1,0 +1,142 @@
+"""Episodes for the person's pages: filtering, the action timeline, linked facts, and edits.
+
+An edit is recorded as an `episode_edit` MemoryEvent (fields before and after) and the episode
+is re-indexed after the commit, so search finds it by its new words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, time
+
+from django.db import connection, transaction
+from django.db.models import Q
+from django.db.models.expressions import RawSQL
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from curator.models import Actor, Episode, EventType, Fact, MemoryEvent, Owner
+from retrieval import indexing
+from retrieval.backends import Filters, keyword_hits
+
+EDITABLE = ("summary", "goal", "outcome", "importance")
+SEARCH_LIMIT = 500
+_IN_LIST = "SELECT e.id FROM curator_episode e, json_each(e.{column}) t WHERE {test}"
+
+
+def _json_has(column: str, value: str, exact: bool = True):
+    # Tools are matched exactly (a select offers them); entities case-insensitively.
+    test = "t.value = %s" if exact else "lower(t.value) = lower(%s)"
+    return RawSQL(_IN_LIST.format(column=column, test=test), [value])
+
+
+def _day_start(day: date) -> datetime:
+    return timezone.make_aware(datetime.combine(day, time.min))
+
+
+def _text_ids(q: str, owner: Owner) -> list[int]:
+    """Episodes whose indexed text matches (jieba words and CJK grams), best first."""
+    scope = Filters(owner.pk, kinds=("episode",))
+    return [h.object_id for h in keyword_hits(q, owner.pk, SEARCH_LIMIT, filters=scope)]
+
+
+def filter_episodes(owner: Owner, data: dict):
+    """Episodes under the list filters: time range (overlap), outcome, tool, entity, text."""
+    found = Episode.objects.filter(owner=owner).select_related("session")
+    if data.get("time_from"):
+        found = found.filter(ended_at__gte=_day_start(data["time_from"]))
+    if data.get("time_to"):
+        day_after = _day_start(data["time_to"]) + timezone.timedelta(days=1)
+        found = found.filter(started_at__lt=day_after)
+    if data.get("outcome"):
+        found = found.filter(outcome=data["outcome"])
+    if data.get("tool"):
+        found = found.filter(pk__in=_json_has("tools_used", data["tool"]))
+    if data.get("entity"):
+        found = found.filter(pk__in=_json_has("entities", data["entity"].strip(), exact=False))
+    q = (data.get("q") or "").strip()
+    if q:
+        # The index finds Chinese words however they were cut; the literal match finds an
+        # episode whose indexing is still queued.
+        literal = Q(summary__icontains=q) | Q(goal__icontains=q)
+        found = found.filter(Q(pk__in=_text_ids(q, owner)) | literal)
+    return found.order_by("-started_at", "-id")
+
+
+def known_tools(owner: Owner) -> list[str]:
+    sql = (
+        "SELECT DISTINCT t.value FROM curator_episode e, json_each(e.tools_used) t "
+        "WHERE e.owner_id = %s ORDER BY t.value"
+    )
+    with connection.cursor() as cur:
+        cur.execute(sql, [owner.pk])
+        return [str(row[0]) for row in cur.fetchall() if row[0]]
+
+
+@dataclass
+class ActionNode:
+    tool: str
+    params: dict
+    result: str
+    success: bool
+    error: str
+    time: datetime | None
+
+
+def timeline(episode: Episode) -> list[ActionNode]:
+    """The episode's action nodes (seed 003 ActionNode) in a form templates can show."""
+    nodes = []
+    for raw in episode.action_nodes or []:
+        if not isinstance(raw, dict):
+            continue
+        params = raw.get("key_params")
+        nodes.append(
+            ActionNode(
+                tool=str(raw.get("tool_name") or raw.get("tool") or "?"),
+                params=params if isinstance(params, dict) else {},
+                result=str(raw.get("result_summary") or ""),
+                success=raw.get("success") is not False,
+                error=str(raw.get("error_message") or ""),
+                time=parse_datetime(str(raw.get("timestamp") or "")),
+            )
+        )
+    return nodes
+
+
+def linked_facts(episode: Episode):
+    """Facts linked explicitly, learned in this episode, or from a turn of its session."""
+    links = Q(episodes=episode) | Q(source_episode=episode)
+    if episode.session_id:
+        links |= Q(source_turn__session_id=episode.session_id)
+    return Fact.objects.filter(links).distinct().order_by("-created_at", "-pk")
+
+
+def _values(episode: Episode) -> dict:
+    return {name: getattr(episode, name) for name in EDITABLE}
+
+
+def edit_episode(episode_id: int, changes: dict, *, actor: str = Actor.PERSON):
+    """Apply validated field values; one event with before / after; None if nothing changed."""
+    with transaction.atomic():
+        episode = Episode.objects.select_for_update().get(pk=episode_id)
+        before = _values(episode)
+        changed = {k: v for k, v in changes.items() if k in EDITABLE and before[k] != v}
+        if not changed:
+            return None
+        for name, value in changed.items():
+            setattr(episode, name, value)
+        episode.save(update_fields=list(changed))
+        event = MemoryEvent.objects.create(
+            owner=episode.owner,
+            event_type=EventType.EPISODE_EDIT,
+            actor=actor,
+            payload={
+                "episode": episode.pk,
+                # "content" is what the activity log quotes for an event.
+                "before": {"content": before["summary"], **{k: before[k] for k in changed}},
+                "after": {"content": episode.summary, **changed},
+                "changes": [],  # not undoable from the activity log: nothing to restore there
+            },
+        )
+        indexing.schedule("episode", episode.pk)
+    return event
