@@ -9,11 +9,12 @@ from django.utils.translation import gettext_lazy as _
 
 from memsite.env import env, env_bool, env_float, env_int
 
-# The local embedder runs on OpenMP, whose threads spin while they wait for work. On a busy
-# machine (web threads, the consumer, anything else) the spinning threads fight the ones with
-# work: a query embedding measured 115 ms instead of 17. Waiting passively costs nothing when
-# idle. It must be set before the embedder's library loads, hence here, and only as a default.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# The local embedder runs on OpenMP. With its default two spinning threads, a query embedding
+# takes 12 ms on an idle machine but seconds when anything else is busy (the spinning threads
+# fight the ones with work); with one thread it takes 16 ms idle and 20 ms under load, and the
+# web server's threads still run queries in parallel (the engine releases the GIL). Measured
+# in bench/search.py and bench/api.py; must be set before the library loads, as a default only.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env("MEMSITE_DATA_DIR", str(BASE_DIR / "data"))).expanduser().resolve()
