@@ -68,16 +68,9 @@ class AttachmentFilterForm(forms.Form):
     type = forms.ChoiceField(label=_("Type"), choices=ANY + TYPES, required=False)
 
 
-class AttachmentUploadForm(forms.Form):
-    file = forms.FileField(label=_("File"))
-    direction = forms.ChoiceField(
-        label=_("From"),
-        choices=[
-            (Direction.INBOUND, _("from the person")),
-            (Direction.OUTBOUND, _("from the agent")),
-        ],
-        initial=Direction.INBOUND,
-    )
+class AttachmentTextForm(forms.Form):
+    """What makes a file findable: shared by the upload and the edit form."""
+
     description = forms.CharField(
         label=_("Description"),
         required=False,
@@ -96,6 +89,22 @@ class AttachmentUploadForm(forms.Form):
         required=False,
         help_text=_("Separated by commas."),
     )
+
+    def clean_tags(self):
+        return _tags(self.cleaned_data["tags"])
+
+
+class AttachmentUploadForm(AttachmentTextForm):
+    field_order = ["file", "direction", "description", "transcription", "tags", "session"]
+    file = forms.FileField(label=_("File"))
+    direction = forms.ChoiceField(
+        label=_("From"),
+        choices=[
+            (Direction.INBOUND, _("from the person")),
+            (Direction.OUTBOUND, _("from the agent")),
+        ],
+        initial=Direction.INBOUND,
+    )
     session = forms.CharField(
         label=_("Session id"),
         required=False,
@@ -103,28 +112,8 @@ class AttachmentUploadForm(forms.Form):
         help_text=_("Optional: the conversation the file belongs to."),
     )
 
-    def clean_tags(self):
-        return _tags(self.cleaned_data["tags"])
 
-
-class AttachmentEditForm(forms.Form):
-    description = forms.CharField(
-        label=_("Description"),
-        required=False,
-        max_length=MAX_TEXT,
-        widget=forms.Textarea(attrs={"rows": 3}),
-    )
-    transcription = forms.CharField(
-        label=_("Transcription"),
-        required=False,
-        max_length=100_000,
-        widget=forms.Textarea(attrs={"rows": 3}),
-    )
-    tags = forms.CharField(
-        label=_("Tags"),
-        required=False,
-        help_text=_("Separated by commas."),
-    )
+class AttachmentEditForm(AttachmentTextForm):
     linked_facts = forms.TypedMultipleChoiceField(
         label=_("Linked facts"), required=False, coerce=int, widget=forms.CheckboxSelectMultiple
     )
@@ -132,6 +121,3 @@ class AttachmentEditForm(forms.Form):
     def __init__(self, *args, facts=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["linked_facts"].choices = [(f.pk, f.content[:120]) for f in facts]
-
-    def clean_tags(self):
-        return _tags(self.cleaned_data["tags"])
