@@ -8,6 +8,7 @@ from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
 from curator.models import ConversationTurn, Episode, Fact, Owner, Session
+from tests.e2e.helpers import log_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -21,14 +22,6 @@ PNG = bytes.fromhex(
 @pytest.fixture
 def person():
     get_user_model().objects.create_superuser("li", "", "a long pass phrase 42")
-
-
-def log_in(page, live_server, path):
-    page.goto(f"{live_server.url}/accounts/login/?next={path}")
-    page.fill("#id_username", "li")
-    page.fill("#id_password", "a long pass phrase 42")
-    page.press("#id_password", "Enter")
-    page.wait_for_url(f"{live_server.url}{path}")
 
 
 def test_an_uploaded_image_is_found_by_its_description(

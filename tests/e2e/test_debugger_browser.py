@@ -6,6 +6,7 @@ from django.db import connection
 from playwright.sync_api import expect
 
 from curator.demo import load_demo
+from tests.e2e.helpers import log_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -19,14 +20,6 @@ def demo():
     with connection.cursor() as cur:
         for table in ("search_fts", "search_vec", "search_vecf"):
             cur.execute(f"DELETE FROM {table}")
-
-
-def log_in(page, live_server, path):
-    page.goto(f"{live_server.url}/accounts/login/?next={path}")
-    page.fill("#id_username", "li")
-    page.fill("#id_password", "a long pass phrase 42")
-    page.press("#id_password", "Enter")
-    page.wait_for_url(f"{live_server.url}{path}")
 
 
 def test_sliders_rerank_live_and_the_url_keeps_the_weights(page, live_server, demo, screenshot_dir):

@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 
 from curator.demo import load_demo
 from curator.models import Fact
+from tests.e2e.helpers import log_in, switch_language
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 
@@ -18,21 +19,6 @@ def demo(monkeypatch):
     monkeypatch.setattr("lifecycle.tasks.index_item", lambda kind, object_id: None)
     load_demo(index=False)
     get_user_model().objects.create_superuser("li", "", "a long pass phrase 42")
-
-
-def log_in(page, live_server, path):
-    page.goto(f"{live_server.url}/accounts/login/?next={path}")
-    page.fill("#id_username", "li")
-    page.fill("#id_password", "a long pass phrase 42")
-    page.press("#id_password", "Enter")
-    page.wait_for_url(f"{live_server.url}{path}")
-
-
-def switch_language(page, code):
-    page.select_option("#language", code)
-    page.click("form.lang button")
-    # The click starts a navigation; wait for the new page, not the load state of the old one.
-    expect(page.locator("html")).to_have_attribute("lang", code)
 
 
 def test_undoing_a_bulk_archive_restores_every_fact(page, live_server, demo, screenshot_dir):

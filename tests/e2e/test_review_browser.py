@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 
 from curator.demo import load_demo
 from curator.models import EventType, Fact, MemoryEvent, PendingItem, PendingStatus
+from tests.e2e.helpers import log_in, switch_language
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 CURRENT, DONE = re.compile(r"\bcurrent\b"), re.compile(r"\bdone\b")
@@ -21,21 +22,6 @@ def demo(monkeypatch):
     get_user_model().objects.create_superuser("li", "", "a long pass phrase 42")
 
 
-def log_in(page, live_server, path="/review/"):
-    page.goto(f"{live_server.url}/accounts/login/?next={path}")
-    page.fill("#id_username", "li")
-    page.fill("#id_password", "a long pass phrase 42")
-    page.press("#id_password", "Enter")
-    page.wait_for_url(f"{live_server.url}{path}")
-
-
-def switch_language(page, code):
-    page.select_option("#language", code)
-    page.click("form.lang button")
-    # The click starts a navigation; wait for the new page, not the load state of the old one.
-    expect(page.locator("html")).to_have_attribute("lang", code)
-
-
 def item(page, content):
     return page.locator("ol.queue > li.item", has_text=content)
 
@@ -45,7 +31,7 @@ def status_of(content) -> str:
 
 
 def test_a_person_works_through_the_queue_by_keyboard(page, live_server, demo, screenshot_dir):
-    log_in(page, live_server)
+    log_in(page, live_server, "/review/")
     queue = page.locator("ol.queue > li.item")
     expect(queue).to_have_count(5)
     expect(page.locator("#shortcuts")).to_contain_text("next / previous")
@@ -108,7 +94,7 @@ def test_a_person_works_through_the_queue_by_keyboard(page, live_server, demo, s
 
 
 def test_bulk_ignore_and_undo_all_in_the_queue(page, live_server, demo):
-    log_in(page, live_server)
+    log_in(page, live_server, "/review/")
     page.locator("label.select-all input").check()  # only visible with JavaScript
     page.locator("#review-bulk button[value=ignore]").click()
     expect(page.locator(".done-banner")).to_contain_text("5 changes made in one step.")
@@ -119,7 +105,7 @@ def test_bulk_ignore_and_undo_all_in_the_queue(page, live_server, demo):
 
 
 def test_an_over_long_edit_is_refused_on_the_page(page, live_server, demo):
-    log_in(page, live_server)
+    log_in(page, live_server, "/review/")
     target = item(page, "李雷最近在学 Rust")
     target.locator("a[data-key=e]").click()
     page.locator("li.item.editing textarea").fill("长" * 2001)
