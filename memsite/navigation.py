@@ -18,12 +18,18 @@ SECTIONS = [
 ]
 
 
-def _current(path: str, url: str) -> bool:
+# Pages that live under a section without sharing its URL prefix.
+ALSO_UNDER = {"sessions": ("/traces/", "/turns/")}
+
+
+def _current(path: str, name: str, url: str) -> bool:
     """A section stays highlighted on its sub-pages (/facts/12/ is under Facts)."""
-    return path == url if url == "/" else path.startswith(url)
+    if url == "/":
+        return path == url
+    return any(path.startswith(prefix) for prefix in (url, *ALSO_UNDER.get(name, ())))
 
 
 def navigation(request) -> dict:
     path = request.path
     links = [(name, reverse(name), label) for name, label in SECTIONS]
-    return {"nav_links": [(n, url, label, _current(path, url)) for n, url, label in links]}
+    return {"nav_links": [(n, url, label, _current(path, n, url)) for n, url, label in links]}

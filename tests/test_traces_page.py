@@ -1,5 +1,6 @@
 """The trace search page: literal words over raw turns, tool calls and results, with filters."""
 
+import re
 from datetime import timedelta
 
 from django.utils import timezone
@@ -125,3 +126,8 @@ def test_a_session_page_links_to_its_own_search(client_in):
     t = turn("hi", session_id="工作 1")
     html = client_in.get(f"/sessions/{t.session_id}/").content.decode()
     assert "/traces/?session=%E5%B7%A5%E4%BD%9C%201" in html
+
+
+def test_sessions_stays_highlighted_in_the_navigation(client_in):
+    html = client_in.get("/traces/").content.decode()
+    assert re.search(r'<a [^>]*href="/sessions/"[^>]*aria-current="page"', html)
