@@ -53,8 +53,10 @@ def find(owner: Owner, q: str = "", direction: str = "", kind: str = "") -> Foun
     # Looking is not recalling: no access counters, no recall log.
     result = search(q, owner=owner, kinds=["attachment"], limit=50, record=False, caller="page")
     matched = [i.id for i in result.items if i.found_by in ("keyword", "both")]
-    # Literal matches too: a file whose indexing is still queued is found by its name.
-    literal = Q(original_name__icontains=q) | Q(description__icontains=q)
+    # Literal matches too: a file whose indexing is still queued is found by its words.
+    literal = Q()
+    for name in ("original_name", "description", "transcription", "extracted_text"):
+        literal |= Q(**{f"{name}__icontains": q})
     pending = list(found.filter(literal).exclude(pk__in=matched).values_list("pk", flat=True))
     items = _ordered(found, matched + pending)
     suggestions = []

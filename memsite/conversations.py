@@ -222,15 +222,13 @@ def find_episodes(q="", session_id=None, time_from=None, time_to=None):
 
 
 def find_attachments(q="", session_id=None, direction=None):
-    found = Attachment.objects.filter(owner=Owner.default()).select_related("session")
-    fields = ["original_name", "description", "transcription", "extracted_text"]
-    for term in _terms(q):
-        found = found.filter(_text_match(fields, term))
+    """The same search as the Attachments page (the keyword index, best match first)."""
+    from curator.attachments import find  # it imports the search service, which imports us
+
+    found = find(Owner.default(), q or "", direction or "").items
     if session_id:
         found = found.filter(session__external_id=session_id)
-    if direction:
-        found = found.filter(direction=direction)
-    return found.order_by("-created_at", "-id")
+    return found
 
 
 class AttachmentRefused(Exception):

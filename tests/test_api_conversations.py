@@ -105,6 +105,14 @@ def test_attachments_are_found_by_name_description_or_text(api):
     assert api.get("/attachments", {"q": "nothing"}).json()["count"] == 0
 
 
+def test_attachment_search_uses_the_keyword_index(api, django_capture_on_commit_callbacks):
+    png = SimpleUploadedFile("IMG_0042.png", b"\x89PNG\r\n\x1a\n", "image/png")
+    with django_capture_on_commit_callbacks(execute=True):  # the index is written after commit
+        api.upload("/attachments", {"file": png, "description": "一只橘猫在沙发上"})
+    found = api.get("/attachments", {"q": "那张猫的照片"}).json()
+    assert [item["name"] for item in found["items"]] == ["IMG_0042.png"]
+
+
 def test_an_attachment_needs_a_file_and_a_valid_direction(api):
     assert_error(api.upload("/attachments", {"direction": "inbound"}), 422)
     assert_error(_upload(api, direction="sideways"), 422)
