@@ -73,44 +73,49 @@ def fact_choices(owner: Owner, attachment: Attachment):
     return linked + list(recent.order_by("-updated_at")[:200])
 
 
-def _values(att: Attachment) -> dict:
+def values(att: Attachment) -> dict:
+    """The person-editable fields, as stored in an edit event (and restored by its undo)."""
     data = {name: getattr(att, name) for name in EDITABLE}
     data["linked_facts"] = sorted(att.linked_facts.values_list("pk", flat=True))
     return data
+
+
+def restore(att: Attachment, changed: dict) -> None:
+    for name, value in changed.items():
+        if name == "linked_facts":
+            att.linked_facts.set(value)
+        else:
+            setattr(att, name, value)
+    if fields := [k for k in changed if k != "linked_facts"]:
+        att.save(update_fields=fields)
+    indexing.schedule("attachment", att.pk)
 
 
 def edit_attachment(attachment_id: int, changes: dict, *, actor: str = Actor.PERSON):
     """Apply validated values (linked_facts as ids); one event; None if nothing changed."""
     with transaction.atomic():
         att = Attachment.objects.select_for_update().get(pk=attachment_id)
-        before = _values(att)
+        before = values(att)
         wanted = dict(changes)
         if "linked_facts" in wanted:
             wanted["linked_facts"] = sorted(wanted["linked_facts"])
         changed = {k: v for k, v in wanted.items() if k in before and before[k] != v}
         if not changed:
             return None
-        for name, value in changed.items():
-            if name == "linked_facts":
-                att.linked_facts.set(value)
-            else:
-                setattr(att, name, value)
-        if fields := [k for k in changed if k != "linked_facts"]:
-            att.save(update_fields=fields)
-        event = MemoryEvent.objects.create(
+        restore(att, changed)
+        old = {k: before[k] for k in changed}
+        return MemoryEvent.objects.create(
             owner=att.owner,
             event_type=EventType.ATTACHMENT_EDIT,
             actor=actor,
             payload={
                 "attachment": att.pk,
                 # "content" is what the activity log quotes for an event.
-                "before": {"content": att.original_name, **{k: before[k] for k in changed}},
+                "before": {"content": att.original_name, **old},
                 "after": {"content": att.original_name, **changed},
-                "changes": [],  # not undoable from the activity log: nothing to restore there
+                "changes": [{"kind": "attachment", "id": att.pk, "before": old, "after": changed}],
             },
         )
-        indexing.schedule("attachment", att.pk)
-    return event
 
 
 def is_image(att: Attachment) -> bool:

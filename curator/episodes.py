@@ -111,32 +111,37 @@ def linked_facts(episode: Episode):
     return Fact.objects.filter(links).distinct().order_by("-created_at", "-pk")
 
 
-def _values(episode: Episode) -> dict:
+def values(episode: Episode) -> dict:
+    """The person-editable fields, as stored in an edit event (and restored by its undo)."""
     return {name: getattr(episode, name) for name in EDITABLE}
+
+
+def restore(episode: Episode, changed: dict) -> None:
+    for name, value in changed.items():
+        setattr(episode, name, value)
+    episode.save(update_fields=list(changed))
+    indexing.schedule("episode", episode.pk)
 
 
 def edit_episode(episode_id: int, changes: dict, *, actor: str = Actor.PERSON):
     """Apply validated field values; one event with before / after; None if nothing changed."""
     with transaction.atomic():
         episode = Episode.objects.select_for_update().get(pk=episode_id)
-        before = _values(episode)
+        before = values(episode)
         changed = {k: v for k, v in changes.items() if k in EDITABLE and before[k] != v}
         if not changed:
             return None
-        for name, value in changed.items():
-            setattr(episode, name, value)
-        episode.save(update_fields=list(changed))
-        event = MemoryEvent.objects.create(
+        restore(episode, changed)
+        old = {k: before[k] for k in changed}
+        return MemoryEvent.objects.create(
             owner=episode.owner,
             event_type=EventType.EPISODE_EDIT,
             actor=actor,
             payload={
                 "episode": episode.pk,
                 # "content" is what the activity log quotes for an event.
-                "before": {"content": before["summary"], **{k: before[k] for k in changed}},
+                "before": {"content": before["summary"], **old},
                 "after": {"content": episode.summary, **changed},
-                "changes": [],  # not undoable from the activity log: nothing to restore there
+                "changes": [{"kind": "episode", "id": episode.pk, "before": old, "after": changed}],
             },
         )
-        indexing.schedule("episode", episode.pk)
-    return event

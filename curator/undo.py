@@ -20,7 +20,10 @@ from django.utils.dateparse import parse_datetime
 from django.utils.formats import date_format
 from django.utils.translation import gettext as _
 
+from curator import attachments, episodes
 from curator.models import (
+    Attachment,
+    Episode,
     EventType,
     Fact,
     FactStatus,
@@ -44,7 +47,9 @@ from curator.writepath import (
 NOT_UNDOABLE = frozenset(
     {EventType.RETRIEVAL_FAIL, EventType.RETRY, EventType.DEAD_LETTER, EventType.PURGE}
 )
-MODELS = {"fact": Fact, "pending": PendingItem}
+MODELS = {"fact": Fact, "pending": PendingItem, "episode": Episode, "attachment": Attachment}
+# Records whose text fields the person edits (issue 8): their module reads and restores them.
+RECORDS = {"episode": episodes, "attachment": attachments}
 DATETIME_FIELDS = {"expires_at", "cooldown_until"}
 
 
@@ -115,6 +120,8 @@ def _static_blocker(event: MemoryEvent) -> str | None:
 
 
 def _current(kind: str, obj) -> dict[str, Any]:
+    if kind in RECORDS:
+        return RECORDS[kind].values(obj)
     return snapshot(obj) if kind == "fact" else pending_snapshot(obj)
 
 
@@ -127,6 +134,8 @@ def _later_event(event: MemoryEvent, kind: str, obj_id: int) -> MemoryEvent | No
     after = Q(created_at__gt=event.created_at) | Q(created_at=event.created_at, pk__gt=event.pk)
     if kind == "fact":
         touches = Q(fact_id=obj_id) | Q(fact__supersedes_id=obj_id)
+    elif kind in RECORDS:
+        touches = Q(**{f"payload__{kind}": obj_id})  # its edit events name it
     else:
         touches = Q(pending_id=obj_id)
     return (
@@ -163,6 +172,10 @@ def _mismatch(event: MemoryEvent, change: dict, obj) -> str | None:
 def _object_label(change: dict) -> str:
     if change.get("kind") == "fact":
         return _("Fact #%(id)s") % {"id": change.get("id")}
+    if change.get("kind") == "episode":
+        return _("Episode #%(id)s") % {"id": change.get("id")}
+    if change.get("kind") == "attachment":
+        return _("Attachment #%(id)s") % {"id": change.get("id")}
     return _("Review item #%(id)s") % {"id": change.get("id")}
 
 
@@ -246,6 +259,9 @@ def undo_event(event_id: int, *, actor: str = "person", batch: str = "") -> Memo
             if why := _mismatch(event, change, obj):
                 raise UndoRefused(why)
             before = _current(change["kind"], obj)
+            if change["kind"] in RECORDS:
+                _restore_record(change, obj, before, work)
+                continue
             for name, value in _restored_values(change).items():
                 _assign(obj, name, value)
             if change["kind"] == "pending" and obj.status != PendingStatus.SNOOZED:
@@ -267,6 +283,12 @@ def undo_event(event_id: int, *, actor: str = "person", batch: str = "") -> Memo
             before=main_before,
             after=snapshot(main) if main else None,
         )
+
+
+def _restore_record(change: dict, obj, before: dict, work: Work) -> None:
+    kind = change["kind"]
+    RECORDS[kind].restore(obj, change["before"])
+    work.record(kind, obj.pk, before, RECORDS[kind].values(obj))
 
 
 def _renew_if_expired(fact: Fact) -> None:

@@ -240,6 +240,12 @@ class Work:
         if before is None or new:
             self.changes.append({"kind": "pending", "id": item.pk, "before": old, "after": new})
 
+    def record(self, kind: str, pk: int, before: dict, after: dict) -> None:
+        """An episode or attachment whose editable fields changed (`after` from after the save)."""
+        old, new = _diff(before, after)
+        if new:
+            self.changes.append({"kind": kind, "id": pk, "before": old, "after": new})
+
     def event(self, event_type: str, *, operation_id=None, fact=None, pending=None, **payload):
         event = MemoryEvent.objects.create(
             owner=self.owner,
