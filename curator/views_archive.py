@@ -19,6 +19,7 @@ from django.db import DatabaseError
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -88,7 +89,9 @@ def import_preview(request: HttpRequest, token: str) -> HttpResponse:
     except (DatabaseError, OSError) as exc:  # rolled back, copied files removed
         return _error_page(request, _("The import failed: %(error)s") % {"error": exc})
     if request.method == "GET":
-        context = {"token": token, "plan": plan, "manifest": found.manifest, "rows": _rows(plan)}
+        made = parse_datetime(str(found.manifest.get("created_at") or ""))
+        context = {"token": token, "plan": plan, "manifest": found.manifest, "made": made}
+        context["rows"] = _rows(plan)
         return _render(request, "curator/archive_import.html", context)
     path.unlink(missing_ok=True)
     _report_message(request, report)
