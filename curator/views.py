@@ -4,7 +4,6 @@ from django.core.paginator import Paginator
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils.translation import gettext_lazy as _
 
 from curator.metrics import home_metrics
 from curator.models import (
@@ -78,37 +77,3 @@ def index_status() -> dict:
         "reason": state.reason,
         "queue": queue_pending(),
     }
-
-
-COMING = {
-    "cards": (
-        _("Cards"),
-        _(
-            "The Markdown cards the assistant reads every turn (persona, User.md, "
-            "Project.md, Insights.md, MEMORY.md) with an editor, revisions and diffs."
-        ),
-    ),
-    "debugger": (
-        _("Retrieval debugger"),
-        _(
-            "Type a query and see every candidate with its "
-            "score breakdown: why it was recalled, and why something else was not."
-        ),
-    ),
-    "jobs": (
-        _("Jobs"),
-        _(
-            "Extraction, embedding, session end and the nightly consolidation: "
-            "their runs, retries and dead letters, with undo for a whole run."
-        ),
-    ),
-    "settings": (
-        _("Settings"),
-        _("API tokens for your agents, the onboarding reset and the configuration in use."),
-    ),
-}
-
-
-def coming(request: HttpRequest, page: str) -> HttpResponse:
-    title, what = COMING[page]
-    return _render(request, "curator/coming.html", {"title": title, "what": what, "page": page})
