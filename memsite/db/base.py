@@ -15,6 +15,9 @@ from django.db.backends.sqlite3 import _functions
 from django.db.backends.sqlite3 import base as sqlite3_base
 from django.utils.asyncio import async_unsafe
 
+from memsite.db import writelock
+from memsite.db.writelock import WriteLock
+
 
 def _register_adapters() -> None:
     """Django registers these on the stdlib module; sqlean's driver needs its own copies."""
@@ -63,10 +66,12 @@ class SQLiteCursorWrapper(Database.Cursor):
 
 class DatabaseWrapper(sqlite3_base.DatabaseWrapper):
     Database = Database
+    _write_lock: WriteLock | None = None
 
     @async_unsafe
     def get_new_connection(self, conn_params):
         conn = Database.connect(**conn_params)
+        self._write_lock = writelock.for_database(conn_params["database"])
         load_vec(conn)
         _functions.register(conn)
         conn.execute("PRAGMA foreign_keys = ON")
@@ -78,6 +83,39 @@ class DatabaseWrapper(sqlite3_base.DatabaseWrapper):
 
     def create_cursor(self, name=None):
         return self.connection.cursor(factory=SQLiteCursorWrapper)
+
+    # Writers queue on a file lock before BEGIN IMMEDIATE (memsite/db/writelock.py).
+    def _start_transaction_under_autocommit(self):
+        if self._write_lock is not None:
+            self._write_lock.acquire()
+        try:
+            super()._start_transaction_under_autocommit()
+        except Exception:
+            self._release_write_lock()
+            raise
+
+    def _commit(self):
+        try:
+            super()._commit()
+        finally:
+            self._release_write_lock()
+
+    def _rollback(self):
+        try:
+            super()._rollback()
+        finally:
+            self._release_write_lock()
+
+    def _close(self):
+        try:
+            super()._close()
+        finally:
+            if self._write_lock is not None:
+                self._write_lock.close()
+
+    def _release_write_lock(self):
+        if self._write_lock is not None:
+            self._write_lock.release()
 
 
 __all__ = ["DatabaseWrapper", "load_vec", "sqlean"]
