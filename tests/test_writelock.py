@@ -7,7 +7,7 @@ import pytest
 from django.db import connection, transaction
 
 from curator.models import Owner
-from memsite.db.writelock import WriteLock, for_database
+from memsite.db.writelock import Timeout, WriteLock, for_database
 
 
 def test_a_second_writer_waits_until_the_first_releases(tmp_path):
@@ -44,3 +44,29 @@ def test_the_lock_is_released_after_a_rollback():
         Owner.default()
         raise RuntimeError("boom")
     assert not connection._write_lock.held
+
+
+def test_a_writer_gives_up_after_the_timeout_and_the_lock_stays_usable(tmp_path):
+    holder, late = WriteLock(str(tmp_path / "db")), WriteLock(str(tmp_path / "db"))
+    holder.acquire()
+    with pytest.raises(Timeout, match="database is locked"):
+        late.acquire(timeout=0.3)
+    holder.release()
+    late.acquire(timeout=10)  # the abandoned waiter let go of the lock it got late
+    assert late.held
+    late.close()
+    holder.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_transaction_fails_as_locked_while_another_writer_holds_the_lock(monkeypatch):
+    from django.db import OperationalError
+
+    holder = WriteLock(str(connection.settings_dict["NAME"]))
+    holder.acquire()
+    monkeypatch.setattr("memsite.db.writelock.TIMEOUT", 0.3)
+    try:
+        with pytest.raises(OperationalError, match="database is locked"), transaction.atomic():
+            Owner.default()
+    finally:
+        holder.close()

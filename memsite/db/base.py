@@ -11,6 +11,7 @@ import decimal
 import sqlean
 import sqlean.dbapi2 as Database
 import sqlite_vec
+from django.db import OperationalError
 from django.db.backends.sqlite3 import _functions
 from django.db.backends.sqlite3 import base as sqlite3_base
 from django.utils.asyncio import async_unsafe
@@ -87,7 +88,10 @@ class DatabaseWrapper(sqlite3_base.DatabaseWrapper):
     # Writers queue on a file lock before BEGIN IMMEDIATE (memsite/db/writelock.py).
     def _start_transaction_under_autocommit(self):
         if self._write_lock is not None:
-            self._write_lock.acquire()
+            try:
+                self._write_lock.acquire()
+            except writelock.Timeout as exc:
+                raise OperationalError(str(exc)) from exc  # Django's, as callers expect
         try:
             super()._start_transaction_under_autocommit()
         except Exception:

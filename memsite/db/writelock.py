@@ -14,6 +14,13 @@ Transactions here are short by design (embeddings and LLM calls happen outside t
 
 import fcntl
 import os
+import threading
+
+TIMEOUT = 5.0  # seconds, like PRAGMA busy_timeout: then "database is locked" (API: 503)
+
+
+class Timeout(Exception):
+    """Worded like SQLite's own error, so callers treat both the same (the API answers 503)."""
 
 
 class WriteLock:
@@ -22,11 +29,41 @@ class WriteLock:
         self.fd: int | None = None
         self.held = False
 
-    def acquire(self) -> None:
+    def acquire(self, timeout: float | None = None) -> None:
         if self.fd is None:
             self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._wait(TIMEOUT if timeout is None else timeout)
         self.held = True
+
+    def _wait(self, timeout: float) -> None:
+        """Block in the kernel's queue, but give up after `timeout`: a writer left open in a
+        shell must not hang every request. The waiting thread lets go if it comes too late."""
+        got, gave_up, guard = threading.Event(), [False], threading.Lock()
+        # Its own descriptor of the same open file: the lock is shared with self.fd, and a
+        # late waiter never touches a number the connection may have closed and reused.
+        fd = os.dup(self.fd)
+
+        def wait() -> None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                with guard:
+                    if gave_up[0]:
+                        fcntl.flock(fd, fcntl.LOCK_UN)
+                    else:
+                        got.set()
+            finally:
+                os.close(fd)  # the lock stays with the open file, not with this descriptor
+
+        threading.Thread(target=wait, name="db-write-lock", daemon=True).start()
+        if got.wait(timeout):
+            return
+        with guard:
+            if not got.is_set():
+                gave_up[0] = True
+                raise Timeout(f"database is locked (another writer held it for {timeout:g} s)")
 
     def release(self) -> None:
         if self.held:
