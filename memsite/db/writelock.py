@@ -5,8 +5,8 @@ SQLite makes a writer that finds the database locked sleep and retry, with growi
 the race again and again. Measured with two processes writing 4 ms transactions and four
 writing short ones: p99 of a short write 831 ms, and 9 ms (with 2.5x the throughput) once a
 blocking `flock` on a file beside the database lines writers up for the kernel to wake in
-turn. bench/api.py, POST /turns with the consumer busy: p95 201 -> 89 ms, p99 853 -> 108 ms
-(the median rose, 24 -> 59 ms: everyone now waits their turn). Readers never take it (WAL).
+turn. bench/api.py, POST /turns with the consumer busy: p95 201 -> 94 ms, p99 853 -> 126 ms
+(the median rose, 24 -> 65 ms: everyone now waits their turn). Readers never take it (WAL).
 
 Held from `BEGIN IMMEDIATE` to `COMMIT` / `ROLLBACK`; the kernel drops it if a process dies.
 Transactions here are short by design (embeddings and LLM calls happen outside them).
