@@ -9,6 +9,8 @@ turn. bench/api.py, POST /turns with the consumer busy: p95 201 -> 94 ms, p99 85
 (the median rose, 24 -> 65 ms: everyone now waits their turn). Readers never take it (WAL).
 
 Held from `BEGIN IMMEDIATE` to `COMMIT` / `ROLLBACK`; the kernel drops it if a process dies.
+Correctness never depends on it: SQLite's own locking still guards every write (a writer that
+bypasses the queue, such as the sqlite3 shell, only waits the old way); the queue only orders.
 Transactions here are short by design (embeddings and LLM calls happen outside them).
 """
 
