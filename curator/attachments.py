@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.db.models import Case, IntegerField, Q, When
 
-from curator.models import Actor, Attachment, EventType, Fact, MemoryEvent, Owner
+from curator.models import Actor, Attachment, EventType, Fact, Owner
+from curator.writepath import Work
 from retrieval import indexing
 from retrieval.search import search
 
@@ -103,18 +104,15 @@ def edit_attachment(attachment_id: int, changes: dict, *, actor: str = Actor.PER
         if not changed:
             return None
         restore(att, changed)
-        old = {k: before[k] for k in changed}
-        return MemoryEvent.objects.create(
-            owner=att.owner,
-            event_type=EventType.ATTACHMENT_EDIT,
-            actor=actor,
-            payload={
-                "attachment": att.pk,
-                # "content" is what the activity log quotes for an event.
-                "before": {"content": att.original_name, **old},
-                "after": {"content": att.original_name, **changed},
-                "changes": [{"kind": "attachment", "id": att.pk, "before": old, "after": changed}],
-            },
+        work = Work(att.owner, actor)  # the field changes undo reads, like any edit
+        work.record("attachment", att.pk, before, values(att))
+        old = work.changes[0]["before"]
+        return work.event(
+            EventType.ATTACHMENT_EDIT,
+            attachment=att.pk,
+            # "content" is what the activity log quotes for an event.
+            before={"content": att.original_name, **old},
+            after={"content": att.original_name, **changed},
         )
 
 

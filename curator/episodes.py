@@ -15,7 +15,8 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from curator.models import Actor, Episode, EventType, Fact, MemoryEvent, Owner
+from curator.models import Actor, Episode, EventType, Fact, Owner
+from curator.writepath import Work
 from retrieval import indexing
 from retrieval.backends import Filters, keyword_hits
 
@@ -132,16 +133,13 @@ def edit_episode(episode_id: int, changes: dict, *, actor: str = Actor.PERSON):
         if not changed:
             return None
         restore(episode, changed)
-        old = {k: before[k] for k in changed}
-        return MemoryEvent.objects.create(
-            owner=episode.owner,
-            event_type=EventType.EPISODE_EDIT,
-            actor=actor,
-            payload={
-                "episode": episode.pk,
-                # "content" is what the activity log quotes for an event.
-                "before": {"content": before["summary"], **old},
-                "after": {"content": episode.summary, **changed},
-                "changes": [{"kind": "episode", "id": episode.pk, "before": old, "after": changed}],
-            },
+        work = Work(episode.owner, actor)  # the field changes undo reads, like any edit
+        work.record("episode", episode.pk, before, values(episode))
+        old = work.changes[0]["before"]
+        return work.event(
+            EventType.EPISODE_EDIT,
+            episode=episode.pk,
+            # "content" is what the activity log quotes for an event.
+            before={"content": before["summary"], **old},
+            after={"content": episode.summary, **changed},
         )
