@@ -407,6 +407,9 @@ def main() -> None:
         help="where the seeded database is kept between runs",
     )
     parser.add_argument("--keep", action="store_true", help="keep the run's data directory")
+    parser.add_argument(
+        "--endpoints", default="turns,search,context", help="which phases to run, comma-separated"
+    )
     parser.add_argument("--seed-into", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -424,7 +427,7 @@ def main() -> None:
     failed = []
     try:
         warm_up(port, token, run)
-        for endpoint in ("turns", "search", "context"):
+        for endpoint in args.endpoints.split(","):
             # Each phase starts with the consumer idle, so one phase's backlog (extraction and
             # embedding of thousands of turns) does not land on the next one's figures.
             if (waited := wait_for_queue(port)) > 1:

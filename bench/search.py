@@ -256,13 +256,17 @@ def run_one(n: int) -> dict:
     for q in qs[:20]:  # warm-up: jieba, the model, SQLite pages
         search(q, owner=owner)
     for mode in ("keyword", "semantic", "hybrid"):
-        times = []
+        times, stages = [], {}
         for q in qs:
             query_cache.clear()
             started = time.perf_counter()
-            search(q, owner=owner, mode=mode, caller="bench")
+            result = search(q, owner=owner, mode=mode, caller="bench")
             times.append((time.perf_counter() - started) * 1000)
+            result.timings_ms["recall log"] = times[-1] - result.timings_ms["total"]
+            for stage, ms in result.timings_ms.items():
+                stages.setdefault(stage, []).append(ms)
         out[mode] = (percentile(times, 50), percentile(times, 95))
+    out["stages"] = {stage: percentile(ms, 50) for stage, ms in stages.items()}
     if not exact:
         out["approx_recall"] = approximate_recall(qs, owner.pk, cached)
     out["rss_mb"] = peak_rss_mb()
@@ -320,6 +324,10 @@ def main() -> None:
                 f"{r['rss_mb']:.0f}",
                 r["vector_path"],
             ]
+        )
+        extra.append(
+            f"- {r['n']:,}: hybrid stages, median ms: "
+            + ", ".join(f"{stage} {ms:.1f}" for stage, ms in r["stages"].items())
         )
         if "approx_recall" in r:
             rec = r["approx_recall"]

@@ -91,14 +91,13 @@ def record_turn(
     TurnConflict, because raw turns are never rewritten.
     """
     timestamp = aware(timestamp) or timezone.now()
+    # A retry is answered from a read, outside the write queue; a retry racing its original
+    # ends in the IntegrityError branch below.
+    if (turn := _stored_turn(session_id, turn_index)) is not None:
+        return _repeat(turn, role, content, tool_calls, tool_results)
     try:
         with transaction.atomic():
             session = session_for(session_id, create=True, started_at=timestamp)
-            existing = ConversationTurn.objects.filter(session=session, turn_index=turn_index)
-            if (turn := existing.first()) is not None:
-                if _same_turn(turn, role, content, tool_calls, tool_results):
-                    return TurnResult(turn, False)
-                raise TurnConflict(turn)
             turn = ConversationTurn.objects.create(
                 session=session,
                 turn_index=turn_index,
@@ -115,11 +114,22 @@ def record_turn(
             history_log.append_after_commit(turn)  # JSONL backup (seed 003 4.5)
     except IntegrityError:
         # Another request stored this key between our read and write: answer like a retry.
-        turn = ConversationTurn.objects.get(session__external_id=session_id, turn_index=turn_index)
-        if _same_turn(turn, role, content, tool_calls, tool_results):
-            return TurnResult(turn, False)
-        raise TurnConflict(turn) from None
+        turn = _stored_turn(session_id, turn_index)
+        return _repeat(turn, role, content, tool_calls, tool_results)
     return TurnResult(turn, True)
+
+
+def _stored_turn(session_id: str, turn_index: int) -> ConversationTurn | None:
+    return ConversationTurn.objects.filter(
+        session__external_id=session_id, turn_index=turn_index
+    ).first()
+
+
+def _repeat(turn: ConversationTurn, role, content, tool_calls, tool_results) -> TurnResult:
+    """The same turn again is a retry (the stored one, not created); anything else a conflict."""
+    if _same_turn(turn, role, content, tool_calls, tool_results):
+        return TurnResult(turn, False)
+    raise TurnConflict(turn)
 
 
 def _turn_text(content, tool_calls, tool_results) -> str:

@@ -118,6 +118,9 @@ DATABASES = {
             "transaction_mode": "IMMEDIATE",
         },
         "TEST": {"NAME": DATA_DIR / "test-memory.sqlite3"},
+        # Keep each thread's connection: opening one loads sqlite-vec and registers Django's
+        # SQL functions, which cost more than a whole POST /turns (measured in bench/api.py).
+        "CONN_MAX_AGE": env_int("MEMSITE_DB_CONN_MAX_AGE", 600),
     }
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -70,3 +70,29 @@ def test_a_transaction_fails_as_locked_while_another_writer_holds_the_lock(monke
             Owner.default()
     finally:
         holder.close()
+
+
+def test_a_writer_in_another_process_is_waited_for(tmp_path):
+    import subprocess
+    import sys
+
+    path = str(tmp_path / "db")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_FOR_A_MOMENT, f"{path}.writelock"], stdout=subprocess.PIPE
+    )
+    assert holder.stdout.readline() == b"held\n"
+    lock = WriteLock(path)
+    with pytest.raises(Timeout):
+        lock.acquire(timeout=0.2)  # the other process still holds it
+    lock.acquire(timeout=10)  # it lets go after a second
+    assert lock.held and holder.wait(10) == 0
+    lock.close()
+
+
+HOLD_FOR_A_MOMENT = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(1)
+"""

@@ -12,11 +12,16 @@ Held from `BEGIN IMMEDIATE` to `COMMIT` / `ROLLBACK`; the kernel drops it if a p
 Correctness never depends on it: SQLite's own locking still guards every write (a writer that
 bypasses the queue, such as the sqlite3 shell, only waits the old way); the queue only orders.
 Transactions here are short by design (embeddings and LLM calls happen outside them).
+
+Threads of one process first queue on a plain lock, so at most one of them waits in the
+kernel: waiting on `flock` with a timeout takes a helper thread, and starting one per waiting
+request under load cost more than the write itself.
 """
 
 import fcntl
 import os
 import threading
+import time
 
 TIMEOUT = 5.0  # seconds, like PRAGMA busy_timeout: then "database is locked" (API: 503)
 
@@ -25,20 +30,41 @@ class Timeout(Exception):
     """Worded like SQLite's own error, so callers treat both the same (the API answers 503)."""
 
 
+_thread_queues: dict[str, threading.Lock] = {}
+_thread_queues_guard = threading.Lock()
+
+
+def _thread_queue(path: str) -> threading.Lock:
+    with _thread_queues_guard:
+        return _thread_queues.setdefault(path, threading.Lock())
+
+
 class WriteLock:
     def __init__(self, database_path: str):
         self.path = f"{database_path}.writelock"
         self.fd: int | None = None
         self.held = False
+        self.threads = _thread_queue(self.path)
 
     def acquire(self, timeout: float | None = None) -> None:
+        timeout = TIMEOUT if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        if not self.threads.acquire(timeout=timeout):
+            raise Timeout(f"database is locked (another writer held it for {timeout:g} s)")
+        try:
+            self._lock_file(max(0.0, deadline - time.monotonic()))
+        except BaseException:
+            self.threads.release()
+            raise
+        self.held = True
+
+    def _lock_file(self, timeout: float) -> None:
         if self.fd is None:
             self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            self._wait(TIMEOUT if timeout is None else timeout)
-        self.held = True
+            self._wait(timeout)
 
     def _wait(self, timeout: float) -> None:
         """Block in the kernel's queue, but give up after `timeout`: a writer left open in a
@@ -70,7 +96,10 @@ class WriteLock:
     def release(self) -> None:
         if self.held:
             self.held = False
-            fcntl.flock(self.fd, fcntl.LOCK_UN)
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_UN)
+            finally:
+                self.threads.release()
 
     def close(self) -> None:
         self.release()
