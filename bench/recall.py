@@ -221,7 +221,8 @@ def apply_experiments(patches: list[str], tokenizer: str | None) -> None:
         with connection.cursor() as cur:
             cur.execute("DROP TABLE search_fts")
             cur.execute(
-                f"CREATE VIRTUAL TABLE search_fts USING fts5(tokens, grams, tokenize='{tokenizer}')"
+                "CREATE VIRTUAL TABLE search_fts USING fts5(tokens, grams, context, "
+                f"tokenize='{tokenizer}')"
             )
 
 

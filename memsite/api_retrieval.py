@@ -70,7 +70,6 @@ class SearchOut(Schema):
     preset: str | None = None
     weights: dict[str, float] | None = None
     candidates: int | None = None
-    recall_id: int | None = None
 
 
 @router.post(

@@ -237,6 +237,8 @@ CONTEXT_TURNS_TOKENS = env_int("MEMSITE_CONTEXT_TURNS_TOKENS", 2000)
 CONTEXT_EVIDENCE_TOKENS = env_int("MEMSITE_CONTEXT_EVIDENCE_TOKENS", 900)
 CONTEXT_RESERVE_TOKENS = env_int("MEMSITE_CONTEXT_RESERVE_TOKENS", 500)
 RECALL_LOG_DAYS = env_int("MEMSITE_RECALL_LOG_DAYS", 90)
+# Access counters and the recall log are written by a thread after the answer (search.py).
+SEARCH_RECORD_IN_BACKGROUND = env_bool("MEMSITE_SEARCH_RECORD_IN_BACKGROUND", True)
 
 # Review desk (issue 3): the navigation's review count, and logins land on the review queue
 # once onboarding is done (curator.views.landing decides).

@@ -38,6 +38,7 @@ MODELS = {
 # Items that happened at a time and in a session: time and session filters apply to these.
 EVENT_KINDS = (Kind.EPISODE, Kind.TURN, Kind.ATTACHMENT)
 NEVER = 2**62  # the vector index's "expires" for items that never expire
+CONTEXT_CHARS = 1000  # of the turn before, indexed with a turn (keyword_context)
 ACTIVE = "active"
 
 
@@ -178,13 +179,47 @@ def sign_bits(vector, center) -> bytes:
     return np.packbits(shifted > 0).tobytes()
 
 
-def _write_fts(doc_id: int, body: str) -> None:
+def keyword_context(kind: str, obj) -> str:
+    """For a conversation turn, the turn before it; '' for everything else.
+
+    An answer ("Yes, last Friday!") rarely repeats the words it answers, so a turn is also
+    found by the words of the turn before, in a column of its own at a lower weight
+    (backends.CONTEXT_WEIGHT). On LoCoMo this took R@5 from .551 to .607 (README).
+    """
+    if kind != Kind.TURN:
+        return ""
+    before = (
+        MODELS[Kind.TURN]
+        .objects.filter(session_id=obj.session_id, turn_index__lt=obj.turn_index)
+        .order_by("-turn_index")
+        .values_list("content", flat=True)
+        .first()
+    )
+    return (before or "")[:CONTEXT_CHARS]
+
+
+def _write_fts(doc_id: int, body: str, context: str = "") -> None:
     with connection.cursor() as cur:
         cur.execute("DELETE FROM search_fts WHERE rowid = %s", [doc_id])
         cur.execute(
-            "INSERT INTO search_fts(rowid, tokens, grams) VALUES (%s, %s, %s)",
-            [doc_id, seg.segment(body), seg.segment_grams(body)],
+            "INSERT INTO search_fts(rowid, tokens, grams, context) VALUES (%s, %s, %s, %s)",
+            [doc_id, seg.segment(body), seg.segment_grams(body), seg.segment(context)],
         )
+
+
+def _refresh_next_turn(turn) -> None:
+    """A turn that arrived after the one following it (agents may send them out of order) is
+    that one's context: rewrite its keyword row. In order, there is no next turn yet."""
+    following = (
+        MODELS[Kind.TURN]
+        .objects.filter(session_id=turn.session_id, turn_index__gt=turn.turn_index)
+        .order_by("turn_index")
+        .first()
+    )
+    doc = following and SearchDoc.objects.filter(kind=Kind.TURN, object_id=following.pk).first()
+    if doc and doc.fts_at is not None:
+        with transaction.atomic():
+            _write_fts(doc.id, document_text(Kind.TURN, following), turn.content[:CONTEXT_CHARS])
 
 
 def _delete_vec(doc_id: int) -> None:
@@ -296,7 +331,7 @@ def _sync_doc(kind: str, obj, version: str, doc: SearchDoc, created: bool) -> Se
         doc.embedded_hash, doc.embedded_at = "", None
         changed |= {"embedded_hash", "embedded_at"}
     if doc.content_hash != digest or doc.fts_version != version or doc.fts_at is None:
-        _write_fts(doc.id, body)
+        _write_fts(doc.id, body, keyword_context(kind, obj))
         doc.content_hash, doc.fts_version, doc.fts_at = digest, version, timezone.now()
         changed |= {"content_hash", "fts_version", "fts_at"}
     if created or Meta.of_doc(doc) != meta:
@@ -384,8 +419,10 @@ def reindex_one(kind: str, object_id: int) -> None:
     obj = queryset(kind).filter(pk=object_id).first()
     if obj is None:
         remove_item(kind, object_id)
-    else:
-        index_items(kind, [obj])
+        return
+    index_items(kind, [obj])
+    if kind == Kind.TURN:
+        _refresh_next_turn(obj)
 
 
 def schedule(kind: str, object_id: int) -> None:

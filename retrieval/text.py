@@ -120,13 +120,14 @@ def fts_query(text: str) -> str:
 
 
 def match_expression(text: str, use_grams: bool = True) -> str:
-    """The MATCH for both columns: jieba tokens against `tokens`, grams against `grams`.
+    """The MATCH for every column: jieba tokens against `tokens` and `context` (a turn's
+    previous turn), grams against `grams`.
 
     Every term is quoted, so no input can be read as FTS5 syntax; '' when nothing is left.
     """
     parts = []
     if quoted := _quoted(tokens(text)):
-        parts.append("tokens : (" + " OR ".join(quoted) + ")")
+        parts.append("{tokens context} : (" + " OR ".join(quoted) + ")")
     if use_grams and (quoted := _quoted(grams(text))):
         parts.append("grams : (" + " OR ".join(quoted) + ")")
     return " OR ".join(parts)

@@ -13,6 +13,7 @@ os.environ.pop("MEMSITE_EMBEDDING_MODEL", None)
 from memsite.settings import *  # noqa: E402,F403
 
 HUEY = {**HUEY, "immediate": True}  # noqa: F405
+SEARCH_RECORD_IN_BACKGROUND = False  # like Huey: written before search() returns
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
 
 # `make test` compiles translations; this keeps a bare `pytest` run honest too.

@@ -30,3 +30,22 @@ def test_every_app_migrates_to_zero_and_back():
 
 def test_models_and_migrations_agree(db):
     call_command("makemigrations", "--check", "--dry-run", verbosity=0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_upgrading_the_keyword_index_fills_each_turns_context():
+    from curator.models import Owner
+    from retrieval.models import SearchDoc
+    from retrieval.text import segment
+    from tests.search_helpers import session, turn
+
+    chat = session(Owner.default())
+    turn(chat, "Where did you spend your holiday?")
+    answer = turn(chat, "Kyoto, for two weeks.")
+    call_command("migrate", "retrieval", "0004", verbosity=0)
+    call_command("migrate", "retrieval", verbosity=0)
+    doc = SearchDoc.objects.get(kind="turn", object_id=answer.pk)
+    with connection.cursor() as cur:
+        cur.execute("SELECT tokens, context FROM search_fts WHERE rowid = %s", [doc.pk])
+        row = cur.fetchone()
+    assert row == (segment("Kyoto, for two weeks."), segment("Where did you spend your holiday?"))

@@ -95,12 +95,25 @@ def test_a_session_filter_keeps_that_sessions_turns(owner):
 
 def test_recalling_counts_access_and_writes_the_recall_log(owner):
     item = fact(owner, "用户住在杭州")
-    result = search("杭州", owner=owner, caller="api")
+    search("杭州", owner=owner, caller="api")
     item.refresh_from_db()
     assert item.access_count == 1 and item.last_accessed_at is not None
-    log = RecallLog.objects.get(pk=result.recall_id)
+    log = RecallLog.objects.get()
     assert (log.query, log.caller, log.results[0]["id"]) == ("杭州", "api", item.id)
     assert [h.log_id for h in recalls_of("fact", item.id)] == [log.pk]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_recall_is_written_after_the_answer_by_a_background_thread(settings):
+    from retrieval.search import flush_recalls
+
+    settings.SEARCH_RECORD_IN_BACKGROUND = True
+    item = fact(Owner.default(), "用户住在杭州")
+    search("杭州", owner=Owner.default(), caller="api")
+    flush_recalls()
+    item.refresh_from_db()
+    assert item.access_count == 1
+    assert RecallLog.objects.get().results[0]["id"] == item.id
 
 
 def test_looking_in_the_debugger_is_not_recalling(owner):
@@ -179,3 +192,27 @@ def test_the_limit_is_capped(owner):
     for n in range(3):
         fact(owner, f"杭州 {n}")
     assert search("杭州", owner=owner, limit=999, record=False).limit == 50
+
+
+def test_an_answer_is_found_by_the_words_of_the_turn_it_answers(owner):
+    chat = session(owner)
+    turn(chat, "你上周去哪里度假了？")
+    answer = turn(chat, "去了京都，住了两个星期。", role="assistant")
+    result = search("度假", owner=owner, mode="keyword", record=False)
+    assert answer.id in ids(result, "turn")
+    own_words = search("京都", owner=owner, mode="keyword", record=False)
+    assert ids(own_words, "turn")[0] == answer.id  # its own words still weigh more
+
+
+def test_a_turn_that_arrives_late_becomes_the_context_of_the_one_after_it(owner):
+    from retrieval.indexing import reindex_one
+
+    def found():
+        return ids(search("holiday", owner=owner, mode="keyword", record=False), "turn")
+
+    chat = session(owner)
+    answer = turn(chat, "Kyoto, for two weeks.", index_no=1)
+    assert answer.id not in found()
+    question = turn(chat, "Where did you spend your holiday?", index_no=0)
+    reindex_one("turn", question.id)  # what the queue runs for a newly recorded turn
+    assert answer.id in found()

@@ -88,8 +88,10 @@ HOSTILE = [
 
 def _fts_table():
     conn = sqlean.connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5(tokens, grams, tokenize='porter unicode61')")
-    conn.execute("INSERT INTO t VALUES ('hello world 杭州 面试', '杭 州 面 试 杭州 面试')")
+    conn.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(tokens, grams, context, tokenize='porter unicode61')"
+    )
+    conn.execute("INSERT INTO t VALUES ('hello world 杭州 面试', '杭 州 面 试 杭州 面试', '')")
     return conn
 
 
@@ -98,12 +100,12 @@ def test_chinese_text_also_gets_character_grams():
     assert grams("plain english") == []
 
 
-def test_match_searches_tokens_and_grams_in_their_own_columns():
+def test_match_searches_tokens_with_turn_context_and_grams_in_their_own_columns():
     assert match_expression("杭州面试") == (
-        'tokens : ("杭州" OR "面试") OR '
+        '{tokens context} : ("杭州" OR "面试") OR '
         'grams : ("杭" OR "州" OR "面" OR "试" OR "杭州" OR "州面" OR "面试")'
     )
-    assert match_expression("the editor") == 'tokens : ("editor")'
+    assert match_expression("the editor") == '{tokens context} : ("editor")'
     assert match_expression("的了吗") == ""
 
 
@@ -142,15 +144,15 @@ def test_shared_tokens_are_what_the_index_matched_on():
 def test_adding_a_matching_token_never_lowers_bm25_relevance(doc_words, query_words, extra):
     """The keyword channel's raw relevance (-bm25) of a document that contains `extra`."""
     conn = sqlean.connect(":memory:")
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5(tokens, grams)")
+    conn.execute("CREATE VIRTUAL TABLE t USING fts5(tokens, grams, context)")
     body = " ".join([*doc_words, extra])
-    conn.execute("INSERT INTO t VALUES (?, ?)", [segment(body), segment_grams(body)])
-    conn.execute("INSERT INTO t VALUES ('other words here', '')")
+    conn.execute("INSERT INTO t VALUES (?, ?, '')", [segment(body), segment_grams(body)])
+    conn.execute("INSERT INTO t VALUES ('other words here', '', '')")
 
     def relevance(text):
         query = match_expression(text)
         row = conn.execute(
-            "SELECT -bm25(t, 1.0, 0.5) FROM t WHERE t MATCH ? AND rowid = 1", [query]
+            "SELECT -bm25(t, 1.0, 0.5, 0.6) FROM t WHERE t MATCH ? AND rowid = 1", [query]
         ).fetchone()
         return row[0] if row else 0.0
 
