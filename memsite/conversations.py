@@ -57,7 +57,7 @@ def aware(moment: datetime | None) -> datetime | None:
 
 
 def session_for(external_id: str, *, create: bool = False, started_at=None) -> Session | None:
-    session = Session.objects.filter(external_id=external_id).first()
+    session = Session.objects.filter(external_id=external_id).order_by().first()
     if session is not None or not create:
         return session
     session, _ = Session.objects.get_or_create(  # get_or_create: a concurrent first turn
@@ -120,9 +120,9 @@ def record_turn(
 
 
 def _stored_turn(session_id: str, turn_index: int) -> ConversationTurn | None:
-    return ConversationTurn.objects.filter(
-        session__external_id=session_id, turn_index=turn_index
-    ).first()
+    # order_by(): the key is unique, and the model's ordering would join sessions to sort.
+    turns = ConversationTurn.objects.filter(session__external_id=session_id, turn_index=turn_index)
+    return turns.order_by().first()
 
 
 def _repeat(turn: ConversationTurn, role, content, tool_calls, tool_results) -> TurnResult:

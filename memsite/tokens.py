@@ -47,7 +47,7 @@ def find_token(raw: str) -> ApiToken | None:
     """The token this secret belongs to (in any state), or None."""
     if not raw or len(raw) > 200:
         return None
-    return ApiToken.objects.filter(digest=digest(raw)).first()
+    return ApiToken.objects.filter(digest=digest(raw)).order_by().first()  # digest is unique
 
 
 def touch(token: ApiToken) -> None:

@@ -7,6 +7,8 @@ from memsite import accounts
 from memsite.api import api
 
 urlpatterns = [
+    # First: agents call it most, and every pattern tried before it costs each API request.
+    path("api/v1/", api.urls),
     path("settings/tokens/", include("memsite.urls_tokens")),
     path("", include("curator.urls")),
     path("", include("retrieval.urls")),
@@ -17,5 +19,4 @@ urlpatterns = [
     # The language switcher must work on the login page too.
     path("i18n/setlang/", login_not_required(set_language), name="set_language"),
     path("admin/", admin.site.urls),
-    path("api/v1/", api.urls),
 ]
