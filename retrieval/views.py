@@ -20,15 +20,15 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from curator.models import Actor, Fact, Owner, Session
+from curator.models import Actor, ConversationTurn, Fact, Owner, Session
 from curator.views import _render
 from retrieval import context as ctx
 from retrieval import scoring, userdict
 from retrieval import text as seg
 from retrieval.explain import why_not
 from retrieval.forms import COMPONENT_LABELS, CheckForm, DebuggerForm, WordForm
-from retrieval.indexing import vector_state
-from retrieval.models import RecallLog, RegressionCheck, ReindexRun
+from retrieval.indexing import keyword_context, vector_state
+from retrieval.models import Kind, RecallLog, RegressionCheck, ReindexRun
 from retrieval.regression import params_from_args, run_all, run_check
 from retrieval.search import SearchError, search
 
@@ -108,7 +108,7 @@ def _analysis(request: HttpRequest, form: DebuggerForm, owner: Owner) -> dict:
     data = {
         "query": query,
         "result": result,
-        "rows": [_row(item) for item in result.items],
+        "rows": [_row(item, result.tokens) for item in result.items],
         "query_segments": seg.words(query),
         "query_tokens": result.tokens,
         "suggested_words": merge_suggestions(query),
@@ -126,13 +126,27 @@ def _analysis(request: HttpRequest, form: DebuggerForm, owner: Owner) -> dict:
     return data
 
 
-def _row(item) -> dict:
+def _row(item, query_tokens: list[str]) -> dict:
     parts = [
         {"name": n, "label": COMPONENT_LABELS[n], "color": COLORS[n], **item.breakdown[n]}
         for n in scoring.COMPONENTS
         if n in item.breakdown
     ]
-    return {"item": item, "parts": parts, "segments": seg.words(f"{item.title}\n{item.content}")}
+    return {
+        "item": item,
+        "parts": parts,
+        "segments": seg.words(f"{item.title}\n{item.content}"),
+        "context_words": _context_words(item, query_tokens),
+    }
+
+
+def _context_words(item, query_tokens: list[str]) -> list[str]:
+    """Query words found only in the turn before this one (the keyword index's context)."""
+    turn = item.kind == Kind.TURN and ConversationTurn.objects.filter(pk=item.id).first()
+    if not turn:
+        return []
+    before = seg.shared_tokens("", keyword_context(Kind.TURN, turn), query_tokens)
+    return [w for w in before if w not in item.matched]
 
 
 def merge_suggestions(text: str, limit: int = 8) -> list[str]:

@@ -47,6 +47,17 @@ def test_results_show_breakdown_bars_badges_highlights_and_timings(client_in, ha
     assert "Context preview" in page
 
 
+def test_a_turn_found_through_the_turn_before_it_says_so(client_in, owner):
+    from tests.search_helpers import session, turn
+
+    chat = session(owner)
+    turn(chat, "你上周去哪里度假了？")
+    answer = turn(chat, "去了京都，住了两个星期。", role="assistant")
+    page = client_in.get(URL, {"q": "度假", "mode": "keyword"}).content.decode()
+    assert f"turn #{answer.id}" in page
+    assert "Matched in the turn before it: <mark>度假</mark>" in page
+
+
 def test_sliders_rerank_through_htmx_with_the_weights_in_the_url(client_in, hangzhou):
     response = client_in.get(
         URL,
