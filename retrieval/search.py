@@ -630,7 +630,7 @@ def _write_recall(entry: dict, items: list[tuple], now: datetime) -> None:
 
 
 def flush_recalls() -> None:
-    """Wait until every recall recorded so far is written (tests; commands before they exit)."""
+    """Wait until every recall recorded so far is written (for a reader that must see it)."""
     _RECALL_WRITER.submit(lambda: None).result()
 
 

@@ -25,19 +25,22 @@ WHERE d.kind = 'turn'
 """
 
 
-def _rebuild(cur, ddl: str, columns: str) -> None:
+def _rebuild(cur, ddl: str) -> None:
     cur.execute("CREATE TEMP TABLE fts_copy AS SELECT rowid AS id, tokens, grams FROM search_fts")
     cur.execute("DROP TABLE search_fts")
     cur.execute(ddl)
-    cur.execute(f"INSERT INTO search_fts(rowid, {columns}) SELECT id, tokens, grams FROM fts_copy")
+    cur.execute("INSERT INTO search_fts(rowid, tokens, grams) SELECT id, tokens, grams FROM fts_copy")
     cur.execute("DROP TABLE fts_copy")
 
 
 def forward(apps, schema_editor):
-    from retrieval.text import segment  # the segmentation the live index uses
+    # The segmentation the live index uses, with the person's dictionary words.
+    from retrieval import userdict
+    from retrieval.text import segment
 
+    userdict.ensure_loaded()
     with schema_editor.connection.cursor() as cur:
-        _rebuild(cur, FTS_V3, "tokens, grams")
+        _rebuild(cur, FTS_V3)
         cur.execute(TURN_CONTEXT)
         for doc_id, before in cur.fetchall():
             if before:
@@ -49,7 +52,7 @@ def forward(apps, schema_editor):
 
 def backward(apps, schema_editor):
     with schema_editor.connection.cursor() as cur:
-        _rebuild(cur, FTS_V2, "tokens, grams")
+        _rebuild(cur, FTS_V2)
 
 
 class Migration(migrations.Migration):
