@@ -47,3 +47,14 @@ def test_sliders_rerank_live_and_the_url_keeps_the_weights(page, live_server, de
     page.reload()  # the shared URL restores the same view
     expect(page.locator("input[name=w_importance]")).to_have_value("100")
     expect(top).to_have_text(first_after)
+
+
+def test_the_form_columns_never_overlap_on_a_narrow_screen(page, live_server, demo):
+    page.set_viewport_size({"width": 1000, "height": 800})
+    log_in(page, live_server, "/debugger/")
+    edges = page.evaluate(
+        """() => [...document.querySelectorAll('.dbg-grid fieldset')].map(f => {
+            const r = f.getBoundingClientRect(); return [r.left, r.right]; })"""
+    )
+    for (_, right), (left, _) in zip(edges, edges[1:], strict=False):
+        assert right <= left  # the sliders stay inside their own column
