@@ -97,3 +97,13 @@ def test_a_filter_applies_on_change_but_the_bulk_action_does_not_reload(page, li
     rows.first.locator('input[name="ids"]').check()
     page.select_option("#facts-bulk select[name=action]", "archive")  # must keep the tick
     expect(rows.first.locator('input[name="ids"]')).to_be_checked()
+
+
+def test_the_facts_table_never_widens_the_page(page, live_server, demo):
+    page.set_viewport_size({"width": 1000, "height": 800})
+    log_in(page, live_server, "/facts/")
+    expect(page.locator("table.facts-table")).to_be_visible()
+    scroll, client = page.evaluate(
+        "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+    )
+    assert scroll <= client  # the table scrolls inside its box
