@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+from django.conf import settings
 from django.contrib import messages
 from django.db.models import Case, IntegerField, Q, When
 from django.db.models.expressions import RawSQL
@@ -208,6 +209,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "timeline": fact_history(chain),
         "events": [entry(e) for e in events.prefetch_related("reverted_by")[:100]],
         "recall": recall_history(fact),
+        "recall_log_days": settings.RECALL_LOG_DAYS,
         "banner": done_banner(request),
         "now": timezone.now(),
         "pending": fact.pending_conflicts.filter(status__in=wp.OPEN),

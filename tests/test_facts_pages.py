@@ -257,6 +257,13 @@ def test_the_history_chain_shows_every_version(client_in):
     assert "Importance: 0.50 → 0.90" in html
 
 
+def test_recalls_older_than_the_log_are_explained(client_in):
+    f = fact()
+    Fact.objects.filter(pk=f.pk).update(access_count=5)
+    html = page(client_in, f"/facts/{f.pk}/")
+    assert "None of its recalls is in the recall log, which keeps the last 90 days" in html
+
+
 def test_the_fact_page_shows_recall_expiry_and_events(client_in):
     f = fact(priority="short_term")
     html = page(client_in, f"/facts/{f.pk}/")
