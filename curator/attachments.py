@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import Case, IntegerField, Q, When
 
 from curator.models import Actor, Attachment, EventType, Fact, Owner
-from curator.writepath import Work
+from curator.writepath import record_edit
 from retrieval import indexing
 from retrieval.search import search
 
@@ -104,15 +104,15 @@ def edit_attachment(attachment_id: int, changes: dict, *, actor: str = Actor.PER
         if not changed:
             return None
         restore(att, changed)
-        work = Work(att.owner, actor)  # the field changes undo reads, like any edit
-        work.record("attachment", att.pk, before, values(att))
-        old = work.changes[0]["before"]
-        return work.event(
+        return record_edit(
+            att,
+            "attachment",
             EventType.ATTACHMENT_EDIT,
-            attachment=att.pk,
-            # "content" is what the activity log quotes for an event.
-            before={"content": att.original_name, **old},
-            after={"content": att.original_name, **changed},
+            before,
+            values(att),
+            changed,
+            quote=(att.original_name, att.original_name),
+            actor=actor,
         )
 
 

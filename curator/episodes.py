@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from curator.models import Actor, Episode, EventType, Fact, Owner
-from curator.writepath import Work
+from curator.writepath import record_edit
 from retrieval import indexing
 from retrieval.backends import Filters, keyword_hits
 
@@ -133,13 +133,13 @@ def edit_episode(episode_id: int, changes: dict, *, actor: str = Actor.PERSON):
         if not changed:
             return None
         restore(episode, changed)
-        work = Work(episode.owner, actor)  # the field changes undo reads, like any edit
-        work.record("episode", episode.pk, before, values(episode))
-        old = work.changes[0]["before"]
-        return work.event(
+        return record_edit(
+            episode,
+            "episode",
             EventType.EPISODE_EDIT,
-            episode=episode.pk,
-            # "content" is what the activity log quotes for an event.
-            before={"content": before["summary"], **old},
-            after={"content": episode.summary, **changed},
+            before,
+            values(episode),
+            changed,
+            quote=(before["summary"], episode.summary),
+            actor=actor,
         )

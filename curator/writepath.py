@@ -264,6 +264,30 @@ class Work:
         return event
 
 
+def record_edit(
+    obj,
+    kind: str,
+    event_type: str,
+    before: dict,
+    after: dict,
+    changed: dict,
+    *,
+    quote: tuple[str, str],
+    actor: str,
+) -> MemoryEvent:
+    """The event of a person's edit of an episode or attachment, already saved: its field
+    changes (what undo reads, like any edit) and `quote`, the (before, after) text the
+    activity log shows as the event's "content"."""
+    work = Work(obj.owner, actor)
+    work.record(kind, obj.pk, before, after)
+    return work.event(
+        event_type,
+        **{kind: obj.pk},
+        before={"content": quote[0], **work.changes[0]["before"]},
+        after={"content": quote[1], **changed},
+    )
+
+
 def new_batch(prefix: str = "bulk") -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
