@@ -14,12 +14,17 @@ search; `EmbeddingError` propagates so a queue can retry.
 
 import hashlib
 import re
+import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -153,6 +158,36 @@ def vector_state() -> VectorState:
         }
         return VectorState(False, emb.name, emb.dimension, reason)
     return VectorState(True, emb.name, emb.dimension)
+
+
+_space_lock = threading.Lock()
+_space_snapshot: tuple[float, VectorState, np.ndarray | None] | None = None
+
+
+def search_space() -> tuple[VectorState, np.ndarray | None]:
+    """vector_state() and the sign-bit centre for searching, re-read at most every
+    SEARCH_STATE_TTL seconds. Both change only on a model switch (or once, when the centre is
+    first computed), and reading them took about 1 ms of every search. A change made in this
+    process clears the snapshot at once (signals below); one made by another process (a
+    reindex in the task consumer) is seen within the TTL. Writes never use the snapshot."""
+    global _space_snapshot
+    now = time.monotonic()
+    with _space_lock:
+        snapshot = _space_snapshot
+    if snapshot and now - snapshot[0] < settings.SEARCH_STATE_TTL:
+        return snapshot[1], snapshot[2]
+    state = vector_state()
+    center = center_of(EmbeddingSpace.objects.only("center").first()) if state.ok else None
+    with _space_lock:
+        _space_snapshot = (now, state, center)
+    return state, center
+
+
+@receiver([post_save, post_delete], sender=EmbeddingSpace)
+def forget_search_space(**kwargs) -> None:
+    global _space_snapshot
+    with _space_lock:
+        _space_snapshot = None
 
 
 def _record_space(state: VectorState) -> EmbeddingSpace:
@@ -441,3 +476,4 @@ def reset_vectors(dimension: int) -> None:
         cur.execute(schema.VECF_SQL)
         EmbeddingSpace.objects.all().delete()
         SearchDoc.objects.update(embedded_hash="", embedded_at=None)
+    forget_search_space()

@@ -14,6 +14,7 @@ from memsite.settings import *  # noqa: E402,F403
 
 HUEY = {**HUEY, "immediate": True}  # noqa: F405
 SEARCH_RECORD_IN_BACKGROUND = False  # like Huey: written before search() returns
+SEARCH_STATE_TTL = 0  # tests change the embedding space as another process would
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
 
 # `make test` compiles translations; this keeps a bare `pytest` run honest too.

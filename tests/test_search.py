@@ -25,6 +25,16 @@ def test_it_finds_by_keywords_and_by_meaning(owner):
     assert ids(search("which text editor do they use?", owner=owner, record=False))[0] == editor.id
 
 
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_knn_runs_beside_the_keyword_search():
+    owner = Owner.default()
+    editor = fact(owner, "The user edits code in Neovim")
+    fact(owner, "用户住在杭州")
+    result = search("which text editor do they use?", owner=owner, record=False)
+    assert ids(result)[0] == editor.id and result.items[0].found_by in ("vector", "both")
+    assert {"embedding", "knn", "fts"} <= set(result.timings_ms)
+
+
 def test_every_result_explains_its_score(owner):
     fact(owner, "用户住在杭州")
     result = search("杭州", owner=owner, record=False)
