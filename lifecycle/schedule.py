@@ -84,6 +84,13 @@ def periodic() -> list[Periodic]:
             _("every day at %(hour)02d:30 (%(zone)s)") % {"hour": hour, "zone": settings.TIME_ZONE},
             at_local(hour, 30),
         ),
+        Periodic(
+            "prune_search_logs",
+            _("Delete recall log entries older than %(days)s days")
+            % {"days": settings.RECALL_LOG_DAYS},
+            _("every day at %(hour)02d:40 (%(zone)s)") % {"hour": hour, "zone": settings.TIME_ZONE},
+            at_local(hour, 40),
+        ),
         Periodic("heartbeat", _("Consumer heartbeat"), _("every minute"), every_minute),
     ]
 

@@ -70,6 +70,16 @@ def prune_conversation_logs() -> None:
     history_log.prune()
 
 
+@db_periodic_task(schedule.at_local(settings.CONSOLIDATE_HOUR, 40))
+def prune_search_logs() -> None:
+    """The recall log keeps RECALL_LOG_DAYS; the vector change log its newest entries."""
+    from retrieval import matrix
+    from retrieval.search import prune_recall_log
+
+    prune_recall_log()
+    matrix.prune_log()
+
+
 @db_periodic_task(schedule.every_minute)
 def heartbeat() -> None:
     schedule.beat()

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from retrieval import matrix
 from retrieval import text as seg
 from retrieval.embedders import get_embedder, query_cache
 from retrieval.models import Kind
@@ -275,6 +276,10 @@ def vector_hits_for(
     vector: np.ndarray, filters: Filters, limit: int = 50, exact: bool | None = None
 ) -> list[Hit]:
     """KNN top `limit` for a query vector under the filters (cosine distance, ascending)."""
+    if exact is None and _matrix_usable(filters):
+        hits = _matrix_hits(vector, filters, limit)
+        if hits is not None:
+            return hits
     if exact is None:
         exact = owner_vector_count(filters.owner_id) <= settings.SEARCH_EXACT_MAX
     knn = _knn_exact if exact else _knn_bits
@@ -283,6 +288,34 @@ def vector_hits_for(
     ]
     rows.sort(key=lambda r: r[2])
     return _with_object_ids(rows[:limit])
+
+
+def _matrix_usable(f: Filters | None = None) -> bool:
+    # Inside a transaction the matrix could see rows a rollback takes back (retrieval.matrix);
+    # scoped searches keep few of the overall top vectors, so SQL filters those first.
+    return settings.SEARCH_VECTOR_MATRIX and not connection.in_atomic_block and not (f and f.scoped)
+
+
+def _matrix_hits(vector: np.ndarray, f: Filters, limit: int) -> list[Hit] | None:
+    """Exact KNN in the process's matrix, filtered afterwards like the keyword channel
+    (_keyword_hits_unjoined): None when fewer than `limit` of the top 2 x limit pass."""
+    wanted = 2 * limit
+    top = matrix.current(len(vector)).nearest(vector, wanted + 1)
+    if not top:
+        return []
+    sims = dict(top[:wanted])
+    where, params = _keyword_where(f)
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT d.id, d.kind, d.object_id FROM retrieval_searchdoc d "
+            f"WHERE d.id IN ({_in(sims)}) AND {where}",
+            [*sims, *params],
+        )
+        rows = {row[0]: row for row in cur.fetchall()}
+    kept = [rows[d] for d in sims if d in rows]  # sims is in rank order
+    if len(top) > wanted and (len(kept) < limit or sims[kept[limit - 1][0]] <= top[wanted][1]):
+        return None
+    return [Hit(d, kind, obj, 1.0 - sims[d]) for d, kind, obj in kept[:limit]]
 
 
 def embed_query(query: str) -> np.ndarray:
@@ -297,4 +330,6 @@ def vector_hits(
 
 def similarities(vector: np.ndarray, doc_ids: list[int]) -> dict[int, float]:
     """Exact cosine similarity of given documents (those the vector top k did not reach)."""
+    if _matrix_usable():
+        return matrix.current(len(vector)).similarities(vector, doc_ids)
     return {d: float(v @ vector) for d, v in float_vectors(doc_ids).items()}

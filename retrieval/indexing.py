@@ -474,6 +474,9 @@ def reset_vectors(dimension: int) -> None:
         cur.execute("DROP TABLE IF EXISTS search_vecf")
         cur.execute(schema.vec_sql(dimension))
         cur.execute(schema.VECF_SQL)
+        for sql in schema.VECF_TRIGGERS:
+            cur.execute(sql)
+        cur.execute(schema.RELOAD_ALL)
         EmbeddingSpace.objects.all().delete()
         SearchDoc.objects.update(embedded_hash="", embedded_at=None)
     forget_search_space()

@@ -5,6 +5,16 @@ this is what `reset_vectors` runs when a reindex switches models or dimensions.
 """
 
 VECF_SQL = "CREATE TABLE search_vecf (doc_id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)"
+# search_vecf's changes go to search_vec_log (migration 0006), for retrieval.matrix.
+VECF_TRIGGERS = [
+    "CREATE TRIGGER search_vecf_added AFTER INSERT ON search_vecf "
+    "BEGIN INSERT INTO search_vec_log(doc_id) VALUES (new.doc_id); END",
+    "CREATE TRIGGER search_vecf_removed AFTER DELETE ON search_vecf "
+    "BEGIN INSERT INTO search_vec_log(doc_id) VALUES (old.doc_id); END",
+    "CREATE TRIGGER search_vecf_changed AFTER UPDATE ON search_vecf "
+    "BEGIN INSERT INTO search_vec_log(doc_id) VALUES (new.doc_id); END",
+]
+RELOAD_ALL = "INSERT INTO search_vec_log(doc_id) VALUES (NULL)"
 
 
 def vec_sql(dimension: int) -> str:

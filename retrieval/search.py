@@ -352,6 +352,7 @@ class _Channels:
     keyword: list[Hit] | None = None  # None: not run or failed
     vector: list[Hit] | None = None
     query_vector: object = None
+    rows: dict = field(default_factory=dict)  # keyword candidates, loaded while KNN ran
     failures: list[tuple[str, str]] = field(default_factory=list)  # (stage, message)
     unavailable: list[tuple[str, str]] = field(default_factory=list)  # known states, no event
 
@@ -376,6 +377,10 @@ def _run_channels(query: str, f: Filters, mode: str, k: int, timings: dict) -> _
             out.failures.append(("keyword", str(exc)))
         timings["fts"] = (time.perf_counter() - started) * 1000
     if vector is not None:
+        if out.keyword:  # the worker is usually still busy: use the wait
+            started = time.perf_counter()
+            out.rows = load_rows((hit.kind, hit.object_id) for hit in out.keyword)
+            timings["load"] = (time.perf_counter() - started) * 1000
         _finish_vector(vector, out, f, k, timings)
     return out
 
@@ -504,9 +509,9 @@ def search(
     t0 = time.perf_counter()
     merged = _merge(channels)
     sims = _missing_similarities(channels, merged)
-    objects = load_rows(merged.keys())
+    objects = channels.rows | load_rows(key for key in merged if key not in channels.rows)
     live = {key: obj for key, obj in objects.items() if gate(key[0], obj, f) is None}
-    timings["load"] = (time.perf_counter() - t0) * 1000
+    timings["load"] = timings.get("load", 0.0) + (time.perf_counter() - t0) * 1000
 
     effective = chosen_weights
     if channels.vector is None:

@@ -226,3 +226,16 @@ def test_a_turn_that_arrives_late_becomes_the_context_of_the_one_after_it(owner)
     question = turn(chat, "Where did you spend your holiday?", index_no=0)
     reindex_one("turn", question.id)  # what the queue runs for a newly recorded turn
     assert answer.id in found()
+
+
+def test_the_nightly_job_drops_recalls_older_than_the_log_keeps(owner, settings):
+    from lifecycle import schedule, tasks
+
+    settings.RECALL_LOG_DAYS = 30
+    fact(owner, "住在北京")
+    search("北京", owner=owner)
+    search("北京", owner=owner)
+    RecallLog.objects.filter(pk=RecallLog.objects.first().pk).update(created_at=days_ago(31))
+    tasks.prune_search_logs()
+    assert RecallLog.objects.count() == 1 and RecallHit.objects.count() == 1
+    assert "prune_search_logs" in [p.task for p in schedule.periodic()]

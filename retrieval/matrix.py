@@ -1,0 +1,151 @@
+"""Every stored vector in one float32 matrix per process, for exact KNN in numpy.
+
+sqlite-vec reads its own pages on every query: 6 ms for 10k vectors, 25 ms for 100k even with
+the sign-bit prefilter (which also misses a fifth of the true top 50). The same vectors held
+in memory are scanned exactly in about 1.3 and 15 ms (400 bytes a vector: 150 MB at 100k).
+
+The matrix follows the database through search_vec_log, which triggers on search_vecf fill
+whichever process writes a vector: each search first reads the log's newest sequence number
+and applies the changes since the last one it saw (a NULL doc_id, a gap left by pruning or
+another log's epoch token reloads everything). It is only read outside transactions, so it
+never holds a vector that a rollback later took back.
+"""
+
+import threading
+
+import numpy as np
+from django.db import connection
+
+_GROWTH = 4096  # rows added at a time when the matrix is full
+
+
+class VectorMatrix:
+    def __init__(self, dimension: int):
+        self.dimension = dimension
+        self.lock = threading.Lock()
+        self.seq: int | None = None  # the last log entry applied
+        self.epoch: str | None = None  # the log it was applied from
+        self._reset()
+
+    def _reset(self) -> None:
+        self.vectors = np.zeros((0, self.dimension), dtype=np.float32)
+        self.ids = np.zeros(0, dtype=np.int64)  # doc id per row; -1 for a removed vector
+        self.rows: dict[int, int] = {}  # doc id -> row
+        self.size = 0
+
+    # ---- following the database -----------------------------------------------------------
+
+    def refresh(self) -> None:
+        with self.lock, connection.cursor() as cur:
+            cur.execute(
+                "SELECT (SELECT token FROM search_vec_epoch), min(seq), max(seq) "
+                "FROM search_vec_log"
+            )
+            epoch, first, last = cur.fetchone()
+            if epoch == self.epoch and last == self.seq:
+                return
+            changed = self._changes_since(first, last) if epoch == self.epoch else None
+            if changed is None:
+                self._reload()
+            else:
+                self._apply(changed)
+            self.epoch, self.seq = epoch, last
+
+    def _changes_since(self, first: int, last: int) -> list[int] | None:
+        """Doc ids changed in (self.seq, last]; None when everything must be re-read (never
+        loaded, or entries pruned)."""
+        if self.seq is None or last is None or first > self.seq + 1:
+            return None
+        with connection.cursor() as cur:
+            cur.execute(
+                "SELECT DISTINCT doc_id FROM search_vec_log WHERE seq > %s AND seq <= %s",
+                [self.seq, last],
+            )
+            ids = [row[0] for row in cur.fetchall()]
+        return None if None in ids else ids
+
+    def _reload(self) -> None:
+        self._reset()
+        with connection.cursor() as cur:
+            cur.execute("SELECT doc_id, embedding FROM search_vecf")
+            while batch := cur.fetchmany(4096):
+                self._put(batch)
+
+    def _apply(self, doc_ids: list[int]) -> None:
+        found: set[int] = set()
+        for start in range(0, len(doc_ids), 500):
+            chunk = doc_ids[start : start + 500]
+            with connection.cursor() as cur:
+                marks = ", ".join(["%s"] * len(chunk))
+                cur.execute(
+                    f"SELECT doc_id, embedding FROM search_vecf WHERE doc_id IN ({marks})", chunk
+                )
+                batch = cur.fetchall()
+            self._put(batch)
+            found.update(row[0] for row in batch)
+        for doc_id in set(doc_ids) - found:  # gone from the table: removed
+            if (row := self.rows.pop(doc_id, None)) is not None:
+                self.ids[row], self.vectors[row] = -1, 0.0
+
+    def _put(self, batch: list[tuple[int, bytes]]) -> None:
+        for doc_id, blob in batch:
+            vector = np.frombuffer(bytes(blob), dtype=np.float32)
+            if vector.shape[0] != self.dimension:
+                continue  # a vector of another model: never mixed in
+            row = self.rows.get(doc_id)
+            if row is None:
+                row = self._append_row(doc_id)
+            self.vectors[row] = vector
+
+    def _append_row(self, doc_id: int) -> int:
+        if self.size == len(self.ids):
+            extra = max(_GROWTH, self.size // 4)
+            self.vectors = np.vstack([self.vectors, np.zeros((extra, self.dimension), np.float32)])
+            self.ids = np.concatenate([self.ids, np.full(extra, -1, dtype=np.int64)])
+        row, self.size = self.size, self.size + 1
+        self.ids[row], self.rows[doc_id] = doc_id, row
+        return row
+
+    # ---- searching -----------------------------------------------------------------------
+
+    def nearest(self, query: np.ndarray, count: int) -> list[tuple[int, float]]:
+        """The `count` most similar stored vectors: (doc id, cosine similarity), best first."""
+        with self.lock:  # a snapshot: growing replaces the arrays, it never resizes them
+            vectors, ids = self.vectors[: self.size], self.ids[: self.size]
+        sims = vectors @ query
+        sims = np.where(ids >= 0, sims, -np.inf)  # removed rows never rank
+        count = min(count, int((ids >= 0).sum()))
+        if count <= 0:
+            return []
+        top = np.argpartition(-sims, count - 1)[:count]
+        top = top[np.lexsort((-ids[top], -sims[top]))]  # by similarity, then newest doc first
+        return [(int(ids[i]), float(sims[i])) for i in top]
+
+    def similarities(self, query: np.ndarray, doc_ids) -> dict[int, float]:
+        with self.lock:
+            rows = [(d, self.rows[d]) for d in doc_ids if d in self.rows]
+            return {d: float(self.vectors[row] @ query) for d, row in rows}
+
+
+_matrices: dict[tuple[str, int], VectorMatrix] = {}
+_matrices_lock = threading.Lock()
+
+
+def current(dimension: int) -> VectorMatrix:
+    """This process's matrix for the database in use, brought up to date."""
+    key = (str(connection.settings_dict["NAME"]), dimension)
+    with _matrices_lock:
+        matrix = _matrices.setdefault(key, VectorMatrix(dimension))
+    matrix.refresh()
+    return matrix
+
+
+def prune_log(keep: int = 100_000) -> int:
+    """Drop all but the newest `keep` log entries (nightly); a process further behind than
+    that reloads its matrix instead of replaying the log."""
+    with connection.cursor() as cur:
+        cur.execute(
+            "DELETE FROM search_vec_log WHERE seq <= (SELECT max(seq) FROM search_vec_log) - %s",
+            [keep],
+        )
+        return cur.rowcount

@@ -1,0 +1,111 @@
+"""The in-memory vector matrix: exact, filtered like SQL, and in step with the database."""
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from django.db import connection, transaction
+from django.utils import timezone
+
+from curator.models import FactStatus, Owner
+from retrieval import matrix
+from retrieval.backends import Filters, embed_query, vector_hits_for
+from retrieval.indexing import remove_item, reset_vectors
+from tests.search_helpers import fact
+
+pytestmark = pytest.mark.django_db(transaction=True)  # the matrix is never read in a transaction
+
+TEXTS = [
+    "用户住在杭州，周末喜欢爬山",
+    "The user edits code in Neovim",
+    "用户对花生过敏",
+    "Prefers short answers in Chinese",
+    "女儿的生日是五月二日",
+    "Works as a data engineer at a logistics company",
+    "每天早上喝一杯手冲咖啡",
+    "Is learning to play the piano again",
+]
+
+
+@pytest.fixture
+def owner():
+    reset_vectors(384)  # vector tables are not Django's: a flush between tests leaves them
+    return Owner.default()
+
+
+def matrix_and_sql(query: str, f: Filters, limit: int):
+    vector = embed_query(query)
+    return vector_hits_for(vector, f, limit), vector_hits_for(vector, f, limit, exact=True)
+
+
+def test_it_returns_what_sqlite_vec_returns(owner):
+    other = Owner.objects.create(key="someone-else")
+    for i, text in enumerate(TEXTS):
+        status = FactStatus.ARCHIVED if i % 3 == 2 else FactStatus.ACTIVE
+        fact(owner, text, status=status)
+        fact(other, text + " (someone else)")
+    for limit in (1, 3, 10):
+        ours, sql = matrix_and_sql(
+            "what does the user drink in the morning?", Filters(owner.pk), limit
+        )
+        assert [h.doc_id for h in ours] == [h.doc_id for h in sql]
+        assert np.allclose([h.raw for h in ours], [h.raw for h in sql], atol=1e-5)
+
+
+def test_it_follows_new_changed_and_removed_vectors(owner):
+    first = fact(owner, TEXTS[0])
+    assert [h.object_id for h in vector_hits_for(embed_query("杭州"), Filters(owner.pk), 5)] == [
+        first.pk
+    ]
+    coffee = fact(owner, TEXTS[6])
+    top = vector_hits_for(embed_query("咖啡"), Filters(owner.pk), 5)
+    assert top[0].object_id == coffee.pk
+    remove_item("fact", coffee.pk)
+    assert coffee.pk not in [
+        h.object_id for h in vector_hits_for(embed_query("咖啡"), Filters(owner.pk), 5)
+    ]
+
+
+def test_a_vector_written_by_another_process_is_seen(owner):
+    fact(owner, TEXTS[1])
+    query = embed_query("Neovim")
+    doc_id = vector_hits_for(query, Filters(owner.pk), 1)[0].doc_id
+    held = matrix.current(384)
+    with connection.cursor() as cur:  # any writer, any connection: the triggers log it
+        cur.execute(
+            "UPDATE search_vecf SET embedding = %s WHERE doc_id = %s", [(-query).tobytes(), doc_id]
+        )
+    assert held.similarities(query, [doc_id])[doc_id] > 0.8  # as last read
+    assert matrix.current(384).similarities(query, [doc_id])[doc_id] < -0.99
+
+
+def test_a_pruned_log_or_a_new_model_reloads_everything(owner):
+    fact(owner, TEXTS[2])
+    assert len(matrix.current(384).rows) == 1
+    fact(owner, TEXTS[3])
+    assert matrix.prune_log(keep=1) > 0
+    assert len(matrix.current(384).rows) == 2
+    reset_vectors(384)
+    assert matrix.current(384).rows == {}
+
+
+def test_scoped_or_transactional_searches_use_sqlite_vec(owner, monkeypatch):
+    fact(owner, TEXTS[4])
+    monkeypatch.setattr(matrix, "current", lambda dim: pytest.fail("matrix used"))
+    scoped = Filters(owner.pk, time_from=timezone.now() - timedelta(days=1))
+    assert vector_hits_for(embed_query("生日"), scoped, 5)
+    with transaction.atomic():
+        assert vector_hits_for(embed_query("生日"), Filters(owner.pk), 5)
+
+
+def test_a_log_that_restarted_reloads_everything(owner):
+    fact(owner, TEXTS[5])
+    held = matrix.current(384)
+    with connection.cursor() as cur:  # what rolling migration 0006 back and forth does
+        cur.execute("DELETE FROM search_vec_log")
+        cur.execute("DELETE FROM sqlite_sequence WHERE name = 'search_vec_log'")
+        cur.execute("DELETE FROM search_vecf")
+        cur.execute("UPDATE search_vec_epoch SET token = 'another log'")
+        for _ in range(held.seq + 5):  # the new log's numbers overtake the old ones
+            cur.execute("INSERT INTO search_vec_log(doc_id) VALUES (0)")
+    assert matrix.current(384).rows == {}
