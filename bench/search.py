@@ -9,7 +9,9 @@ For each collection size N (each in its own process and throwaway database):
 4. latency of keyword-only, vector-only and hybrid search through `retrieval.search.search`
    (the function the API calls, recall log and access counters included), each call with
    a distinct short query embedded on the spot (the in-memory query cache is cleared);
-5. above SEARCH_EXACT_MAX vectors the approximate vector step is used: its recall against
+5. the vector step is the in-memory matrix (exact; retrieval/matrix.py) unless
+   MEMSITE_SEARCH_VECTOR_MATRIX=0; then, above SEARCH_EXACT_MAX vectors, sqlite-vec's
+   approximate step (sign bits + rescoring) is used: its recall against
    exact KNN is measured on the same queries;
 6. peak RSS of the process.
 
@@ -252,7 +254,11 @@ def run_one(n: int) -> dict:
     use_embedder(PassageCacheOnly(cached, real))
     qs = queries()
     exact = backends.owner_vector_count(owner.pk) <= settings.SEARCH_EXACT_MAX
-    out["vector_path"] = "exact" if exact else f"bits x{settings.SEARCH_OVERSAMPLE:g} + rescoring"
+    bits = f"bits x{settings.SEARCH_OVERSAMPLE:g} + rescoring"
+    if settings.SEARCH_VECTOR_MATRIX:
+        exact, out["vector_path"] = True, "in-memory matrix, exact"
+    else:
+        out["vector_path"] = "exact" if exact else bits
     for q in qs[:20]:  # warm-up: jieba, the model, SQLite pages
         search(q, owner=owner)
     for mode in ("keyword", "semantic", "hybrid"):

@@ -1,6 +1,5 @@
 """One settings file: everything comes from MEMSITE_* environment variables with local defaults."""
 
-import os
 import secrets
 from pathlib import Path
 
@@ -8,13 +7,6 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 from memsite.env import env, env_bool, env_float, env_int
-
-# The local embedder runs on OpenMP. With its default two spinning threads, a query embedding
-# takes 12 ms on an idle machine but seconds when anything else is busy (the spinning threads
-# fight the ones with work); with one thread it takes 16 ms idle and 20 ms under load, and the
-# web server's threads still run queries in parallel (the engine releases the GIL). Measured
-# in bench/search.py and bench/api.py; must be set before the library loads, as a default only.
-os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env("MEMSITE_DATA_DIR", str(BASE_DIR / "data"))).expanduser().resolve()

@@ -37,9 +37,10 @@ class VectorMatrix:
 
     def refresh(self) -> None:
         with self.lock, connection.cursor() as cur:
+            # Apart, min() and max() each read one end of the index; together, every row.
             cur.execute(
-                "SELECT (SELECT token FROM search_vec_epoch), min(seq), max(seq) "
-                "FROM search_vec_log"
+                "SELECT (SELECT token FROM search_vec_epoch), "
+                "(SELECT min(seq) FROM search_vec_log), (SELECT max(seq) FROM search_vec_log)"
             )
             epoch, first, last = cur.fetchone()
             if epoch == self.epoch and last == self.seq:
@@ -67,6 +68,8 @@ class VectorMatrix:
     def _reload(self) -> None:
         self._reset()
         with connection.cursor() as cur:
+            cur.execute("SELECT count(*) FROM search_vecf")
+            self._grow(cur.fetchone()[0] + _GROWTH)  # at once: growing copies the matrix
             cur.execute("SELECT doc_id, embedding FROM search_vecf")
             while batch := cur.fetchmany(4096):
                 self._put(batch)
@@ -97,11 +100,13 @@ class VectorMatrix:
                 row = self._append_row(doc_id)
             self.vectors[row] = vector
 
+    def _grow(self, extra: int) -> None:
+        self.vectors = np.vstack([self.vectors, np.zeros((extra, self.dimension), np.float32)])
+        self.ids = np.concatenate([self.ids, np.full(extra, -1, dtype=np.int64)])
+
     def _append_row(self, doc_id: int) -> int:
         if self.size == len(self.ids):
-            extra = max(_GROWTH, self.size // 4)
-            self.vectors = np.vstack([self.vectors, np.zeros((extra, self.dimension), np.float32)])
-            self.ids = np.concatenate([self.ids, np.full(extra, -1, dtype=np.int64)])
+            self._grow(max(_GROWTH, self.size // 4))
         row, self.size = self.size, self.size + 1
         self.ids[row], self.rows[doc_id] = doc_id, row
         return row
@@ -111,13 +116,14 @@ class VectorMatrix:
     def nearest(self, query: np.ndarray, count: int) -> list[tuple[int, float]]:
         """The `count` most similar stored vectors: (doc id, cosine similarity), best first."""
         with self.lock:  # a snapshot: growing replaces the arrays, it never resizes them
-            vectors, ids = self.vectors[: self.size], self.ids[: self.size]
+            vectors, ids, held = self.vectors[: self.size], self.ids[: self.size], len(self.rows)
         sims = vectors @ query
-        sims = np.where(ids >= 0, sims, -np.inf)  # removed rows never rank
-        count = min(count, int((ids >= 0).sum()))
+        if held < len(ids):
+            sims[ids < 0] = -np.inf  # removed rows never rank
+        count = min(count, held)
         if count <= 0:
             return []
-        top = np.argpartition(-sims, count - 1)[:count]
+        top = np.argpartition(sims, -count)[-count:]
         top = top[np.lexsort((-ids[top], -sims[top]))]  # by similarity, then newest doc first
         return [(int(ids[i]), float(sims[i])) for i in top]
 
