@@ -224,6 +224,8 @@ SEARCH_OVERSAMPLE = env_float("MEMSITE_SEARCH_OVERSAMPLE", 2.0)
 # Vectors are also held in memory by each searching process (retrieval/matrix.py; 400 bytes a
 # vector): exact KNN, 3-4x faster than sqlite-vec's scan. False: sqlite-vec only.
 SEARCH_VECTOR_MATRIX = env_bool("MEMSITE_SEARCH_VECTOR_MATRIX", True)
+# From this many documents, keyword queries leave out their commonest terms (backends.prune_terms).
+SEARCH_PRUNE_MIN_DOCS = env_int("MEMSITE_SEARCH_PRUNE_MIN_DOCS", 50_000)
 SEARCH_STATE_TTL = env_float("MEMSITE_SEARCH_STATE_TTL", 2.0)  # s; see indexing.search_space
 EMBEDDING_BATCH_SIZE = env_int("MEMSITE_EMBEDDING_BATCH_SIZE", 64)
 EMBEDDING_TIMEOUT = env_float("MEMSITE_EMBEDDING_TIMEOUT", 30.0)

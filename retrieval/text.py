@@ -126,10 +126,15 @@ def match_expression(text: str, use_grams: bool = True) -> str:
 
     Every term is quoted, so no input can be read as FTS5 syntax; '' when nothing is left.
     """
+    return match_terms(tokens(text), grams(text) if use_grams else [])
+
+
+def match_terms(token_list: list[str], gram_list: list[str]) -> str:
+    """match_expression for terms already chosen (see backends.prune_terms)."""
     parts = []
-    if quoted := _quoted(tokens(text)):
+    if quoted := _quoted(token_list):
         parts.append("{tokens context} : (" + " OR ".join(quoted) + ")")
-    if use_grams and (quoted := _quoted(grams(text))):
+    if quoted := _quoted(gram_list):
         parts.append("grams : (" + " OR ".join(quoted) + ")")
     return " OR ".join(parts)
 

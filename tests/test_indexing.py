@@ -5,6 +5,7 @@ from django.db import connection
 
 from curator.models import Fact, FactStatus, Owner
 from retrieval import backends
+from retrieval import text as seg
 from retrieval.backends import keyword_hits, vector_hits
 from retrieval.indexing import (
     index_all,
@@ -110,6 +111,23 @@ def test_keyword_ranking_before_filtering_returns_what_the_filtered_query_return
     monkeypatch.setattr(backends, "_keyword_hits_unjoined", lambda *a: None)
     assert fast == keyword_hits("杭州 龙井", owner.id, limit)
     assert len(fast) == min(limit, 17)
+
+
+def test_large_collections_leave_their_commonest_terms_out(owner, settings):
+    settings.SEARCH_PRUNE_MIN_DOCS = 10
+    backends._counts.clear()
+    backends._df_cache.clear()
+    for i in range(10):
+        fact(owner, f"喜欢 第{i}条")
+    rare = fact(owner, "喜欢 滨江 的 咖啡")
+    index_all()
+    tokens, grams = backends.prune_terms(seg.tokens("喜欢滨江"), seg.grams("喜欢滨江"))
+    assert tokens == ["滨江"]  # 喜欢 is in every document
+    assert not [g for g in grams if len(g) == 1]  # each character is inside a kept word
+    assert keyword_hits("喜欢滨江", owner.id)[0].object_id == rare.pk
+    settings.SEARCH_PRUNE_MIN_DOCS = 1000
+    backends._counts.clear()
+    assert backends.prune_terms(["喜欢", "滨江"], ["喜"]) == (["喜欢", "滨江"], ["喜"])
 
 
 def test_search_remembers_the_embedding_space_until_it_changes(owner, settings):
