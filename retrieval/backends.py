@@ -182,6 +182,13 @@ def prune_terms(tokens: list[str], grams: list[str]) -> tuple[list[str], list[st
     return [t for t in tokens if keep(t)], [g for g in grams if keep(g)]
 
 
+def left_out_terms(query: str) -> list[str]:
+    """The query's terms that prune_terms leaves out (the debugger shows them)."""
+    tokens, grams = seg.tokens(query), seg.grams(query)
+    kept = set().union(*prune_terms(tokens, grams))
+    return [t for t in dict.fromkeys(tokens + grams) if t not in kept]
+
+
 def document_frequencies(terms: set[str], ttl: float = 600.0) -> dict[str, int]:
     """How many documents hold each term (fts5vocab; remembered ten minutes: a pruning
     threshold needs no exact count)."""

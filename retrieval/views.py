@@ -22,8 +22,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from curator.models import Actor, ConversationTurn, Fact, Owner, Session
 from curator.views import _render
+from retrieval import backends, scoring, userdict
 from retrieval import context as ctx
-from retrieval import scoring, userdict
 from retrieval import text as seg
 from retrieval.explain import why_not
 from retrieval.forms import COMPONENT_LABELS, CheckForm, DebuggerForm, WordForm
@@ -111,6 +111,7 @@ def _analysis(request: HttpRequest, form: DebuggerForm, owner: Owner) -> dict:
         "rows": [_row(item, result.tokens) for item in result.items],
         "query_segments": seg.words(query),
         "query_tokens": result.tokens,
+        "left_out": backends.left_out_terms(query),
         "suggested_words": merge_suggestions(query),
         "timings": [
             {"name": s, "ms": result.timings_ms[s], "pct": 100 * result.timings_ms[s] / total}

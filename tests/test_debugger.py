@@ -170,3 +170,21 @@ def test_a_model_change_shows_a_banner_with_a_one_click_reindex(client_in, hangz
 )
 def test_changes_reject_get(client_in, name):
     assert client_in.get(reverse(name)).status_code == 405
+
+
+def test_terms_left_out_of_a_large_collections_query_are_shown(client_in, owner, settings):
+    from retrieval import backends
+
+    settings.SEARCH_PRUNE_MIN_DOCS = 3
+    backends._counts.clear()
+    backends._df_cache.clear()
+    for i in range(3):
+        fact(owner, f"喜欢 第{i}条")
+    page = client_in.get(URL, {"q": "喜欢滨江"}).content.decode()
+    assert "Left out of the keyword query" in page and '<span class="seg stop">喜欢</span>' in page
+    settings.SEARCH_PRUNE_MIN_DOCS = 50_000
+    backends._counts.clear()
+    assert (
+        "Left out of the keyword query"
+        not in client_in.get(URL, {"q": "喜欢滨江"}).content.decode()
+    )
