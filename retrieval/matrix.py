@@ -16,7 +16,16 @@ import threading
 import numpy as np
 from django.db import connection
 
+from retrieval.models import Kind
+
 _GROWTH = 4096  # rows added at a time when the matrix is full
+KIND_CODES = {kind.value: code for code, kind in enumerate(Kind)}
+# A vector with its document's owner and kind (neither ever changes), so a search for one
+# owner's facts ranks only those instead of falling back to SQL when turns fill the top.
+_ROWS = (
+    "SELECT v.doc_id, v.embedding, d.owner_id, d.kind FROM search_vecf v "
+    "JOIN retrieval_searchdoc d ON d.id = v.doc_id"
+)
 
 
 class VectorMatrix:
@@ -30,6 +39,8 @@ class VectorMatrix:
     def _reset(self) -> None:
         self.vectors = np.zeros((0, self.dimension), dtype=np.float32)
         self.ids = np.zeros(0, dtype=np.int64)  # doc id per row; -1 for a removed vector
+        self.owners = np.zeros(0, dtype=np.int64)
+        self.kinds = np.zeros(0, dtype=np.int8)
         self.rows: dict[int, int] = {}  # doc id -> row
         self.size = 0
 
@@ -70,7 +81,7 @@ class VectorMatrix:
         with connection.cursor() as cur:
             cur.execute("SELECT count(*) FROM search_vecf")
             self._grow(cur.fetchone()[0] + _GROWTH)  # at once: growing copies the matrix
-            cur.execute("SELECT doc_id, embedding FROM search_vecf")
+            cur.execute(_ROWS)
             while batch := cur.fetchmany(4096):
                 self._put(batch)
 
@@ -80,9 +91,7 @@ class VectorMatrix:
             chunk = doc_ids[start : start + 500]
             with connection.cursor() as cur:
                 marks = ", ".join(["%s"] * len(chunk))
-                cur.execute(
-                    f"SELECT doc_id, embedding FROM search_vecf WHERE doc_id IN ({marks})", chunk
-                )
+                cur.execute(f"{_ROWS} WHERE v.doc_id IN ({marks})", chunk)
                 batch = cur.fetchall()
             self._put(batch)
             found.update(row[0] for row in batch)
@@ -90,8 +99,8 @@ class VectorMatrix:
             if (row := self.rows.pop(doc_id, None)) is not None:
                 self.ids[row], self.vectors[row] = -1, 0.0
 
-    def _put(self, batch: list[tuple[int, bytes]]) -> None:
-        for doc_id, blob in batch:
+    def _put(self, batch: list[tuple[int, bytes, int, str]]) -> None:
+        for doc_id, blob, owner_id, kind in batch:
             vector = np.frombuffer(bytes(blob), dtype=np.float32)
             if vector.shape[0] != self.dimension:
                 continue  # a vector of another model: never mixed in
@@ -99,10 +108,13 @@ class VectorMatrix:
             if row is None:
                 row = self._append_row(doc_id)
             self.vectors[row] = vector
+            self.owners[row], self.kinds[row] = owner_id, KIND_CODES[kind]
 
     def _grow(self, extra: int) -> None:
         self.vectors = np.vstack([self.vectors, np.zeros((extra, self.dimension), np.float32)])
         self.ids = np.concatenate([self.ids, np.full(extra, -1, dtype=np.int64)])
+        self.owners = np.concatenate([self.owners, np.zeros(extra, dtype=np.int64)])
+        self.kinds = np.concatenate([self.kinds, np.zeros(extra, dtype=np.int8)])
 
     def _append_row(self, doc_id: int) -> int:
         if self.size == len(self.ids):
@@ -113,14 +125,25 @@ class VectorMatrix:
 
     # ---- searching -----------------------------------------------------------------------
 
-    def nearest(self, query: np.ndarray, count: int) -> list[tuple[int, float]]:
-        """The `count` most similar stored vectors: (doc id, cosine similarity), best first."""
+    def nearest(
+        self, query: np.ndarray, count: int, owner_id: int, kinds: tuple[str, ...]
+    ) -> list[tuple[int, float]]:
+        """The `count` vectors of this owner and these kinds most similar to the query:
+        (doc id, cosine similarity), best first."""
         with self.lock:  # a snapshot: growing replaces the arrays, it never resizes them
-            vectors, ids, held = self.vectors[: self.size], self.ids[: self.size], len(self.rows)
+            n = self.size
+            vectors, ids, owners, codes = (
+                self.vectors[:n],
+                self.ids[:n],
+                self.owners[:n],
+                self.kinds[:n],
+            )
         sims = vectors @ query
-        if held < len(ids):
-            sims[ids < 0] = -np.inf  # removed rows never rank
-        count = min(count, held)
+        wanted = (ids >= 0) & (owners == owner_id)
+        if len(kinds) < len(KIND_CODES):
+            wanted &= np.isin(codes, [KIND_CODES[k] for k in kinds])
+        sims[~wanted] = -np.inf
+        count = min(count, int(wanted.sum()))
         if count <= 0:
             return []
         top = np.argpartition(sims, -count)[-count:]

@@ -8,10 +8,10 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from curator.models import FactStatus, Owner
-from retrieval import matrix
+from retrieval import backends, matrix
 from retrieval.backends import Filters, embed_query, vector_hits_for
 from retrieval.indexing import remove_item, reset_vectors
-from tests.search_helpers import fact
+from tests.search_helpers import fact, session, turn
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the matrix is never read in a transaction
 
@@ -50,6 +50,21 @@ def test_it_returns_what_sqlite_vec_returns(owner):
         )
         assert [h.doc_id for h in ours] == [h.doc_id for h in sql]
         assert np.allclose([h.raw for h in ours], [h.raw for h in sql], atol=1e-5)
+
+
+def test_a_search_for_one_kind_ranks_only_that_kind(owner, monkeypatch):
+    sess = session(owner)
+    for i in range(30):
+        turn(sess, f"我每天早上喝咖啡 {i}")
+    coffee = fact(owner, TEXTS[6])
+    fact(owner, TEXTS[0])
+    facts_only = Filters(owner.pk, kinds=("fact",))
+    sql = vector_hits_for(embed_query("咖啡"), facts_only, 2, exact=True)
+    monkeypatch.setattr(backends, "_knn_exact", lambda *a: pytest.fail("fell back to SQL"))
+    monkeypatch.setattr(backends, "_knn_bits", lambda *a: pytest.fail("fell back to SQL"))
+    ours = vector_hits_for(embed_query("咖啡"), facts_only, 2)
+    assert [h.doc_id for h in ours] == [h.doc_id for h in sql]
+    assert ours[0].object_id == coffee.pk
 
 
 def test_it_follows_new_changed_and_removed_vectors(owner):
@@ -109,3 +124,13 @@ def test_a_log_that_restarted_reloads_everything(owner):
         for _ in range(held.seq + 5):  # the new log's numbers overtake the old ones
             cur.execute("INSERT INTO search_vec_log(doc_id) VALUES (0)")
     assert matrix.current(384).rows == {}
+
+
+def test_warming_up_loads_the_matrix_before_the_first_search(owner):
+    from retrieval.search import warm_up
+
+    fact(owner, TEXTS[7])
+    matrix._matrices.clear()
+    warm_up()
+    (held,) = matrix._matrices.values()
+    assert len(held.rows) == 1 and held.seq is not None

@@ -68,6 +68,7 @@ class Command(BaseCommand):
             # Only when another program took the port after _ensure_port_free.
             return self._bind_error_message(host, port, exc)
         self._watch_consumer(consumer)
+        threading.Thread(target=_warm_up, name="search-warm-up", daemon=True).start()
         self._announce(server, host, port, consumer.pid)
         server.run()  # returns once a signal handler raised KeyboardInterrupt
         return None
@@ -160,6 +161,12 @@ def _wsgi_application():
     from memsite.wsgi import application  # imported late: settings are already configured
 
     return application
+
+
+def _warm_up():
+    from retrieval.search import warm_up
+
+    warm_up()
 
 
 def _die_with_parent_hook():
