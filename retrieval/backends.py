@@ -4,10 +4,11 @@ Scores are returned raw (bm25: lower is better; distance: cosine, lower is bette
 normalising and weighting them is the pure scoring module's job. Both apply the same
 filters in SQL, before their LIMIT, so inactive or out-of-range items never crowd the top k.
 
-The vector step is exact (vec0's brute-force KNN) up to SEARCH_EXACT_MAX vectors per owner;
-above, it scans the sign bits of each vector (centred on the mean vector: a 32x smaller
-scan), takes an oversampled candidate set and rescores it with the float vectors (README
-"Retrieval" has its recall cost).
+Both first rank without filters and filter the top 2 x limit afterwards (FTS5 alone; the
+in-memory vector matrix, retrieval/matrix.py), falling back to filtered SQL when too few
+pass. That SQL vector step is exact (vec0's brute-force KNN) up to SEARCH_EXACT_MAX vectors
+per owner; above, it scans the sign bits of each vector (centred on the mean vector: a 32x
+smaller scan), takes an oversampled candidate set and rescores it with the float vectors.
 """
 
 import threading
@@ -105,7 +106,7 @@ def keyword_hits(
     f = filters or Filters(owner_id)
     where, params = _keyword_where(f)
     if not f.scoped:
-        hits = _keyword_hits_unjoined(match, where, params, limit)
+        hits = _keyword_hits_unjoined(match, f, limit)
         if hits is not None:
             return hits
     sql = (
@@ -118,7 +119,7 @@ def keyword_hits(
         return [Hit(*row) for row in cur.fetchall()]
 
 
-def _keyword_hits_unjoined(match: str, where: str, params: list, limit: int) -> list[Hit] | None:
+def _keyword_hits_unjoined(match: str, f: Filters, limit: int) -> list[Hit] | None:
     """The same top `limit`, ranked in FTS alone and filtered afterwards; None when unsure.
 
     Joining every match to its document to filter it cost 40% of the keyword step (a common
@@ -135,21 +136,29 @@ def _keyword_hits_unjoined(match: str, where: str, params: list, limit: int) -> 
             [match, wanted + 1],
         )
         ranked = cur.fetchall()
-        if not ranked:
-            return []
-        scores = dict(ranked[:wanted])
-        cur.execute(
-            f"SELECT d.id, d.kind, d.object_id, d.ts FROM retrieval_searchdoc d "
-            f"WHERE d.id IN ({_in(scores)}) AND {where}",
-            [*scores, *params],
-        )
-        rows = cur.fetchall()
+    if not ranked:
+        return []
+    scores = dict(ranked[:wanted])
+    rows = list(_passing(scores, f).values())
     rows.sort(key=lambda r: (r[3], r[0]), reverse=True)  # ts DESC, id DESC among equal scores
     rows.sort(key=lambda r: scores[r[0]])
     complete = len(ranked) <= wanted  # every match was ranked
     if not complete and (len(rows) < limit or scores[rows[limit - 1][0]] >= ranked[wanted][1]):
         return None
     return [Hit(d, kind, obj, scores[d]) for d, kind, obj, _ts in rows[:limit]]
+
+
+def _passing(doc_ids, f: Filters) -> dict[int, tuple]:
+    """(id, kind, object_id, ts) of the given documents that pass the filters."""
+    doc_ids = list(doc_ids)
+    where, params = _keyword_where(f)
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT d.id, d.kind, d.object_id, d.ts FROM retrieval_searchdoc d "
+            f"WHERE d.id IN ({_in(doc_ids)}) AND {where}",
+            [*doc_ids, *params],
+        )
+        return {row[0]: row for row in cur.fetchall()}
 
 
 # Large collections: FTS5 scores every document that matches any query term, and a common
@@ -369,18 +378,11 @@ def _matrix_hits(vector: np.ndarray, f: Filters, limit: int) -> list[Hit] | None
     if not top:
         return []
     sims = dict(top[:wanted])
-    where, params = _keyword_where(f)
-    with connection.cursor() as cur:
-        cur.execute(
-            "SELECT d.id, d.kind, d.object_id FROM retrieval_searchdoc d "
-            f"WHERE d.id IN ({_in(sims)}) AND {where}",
-            [*sims, *params],
-        )
-        rows = {row[0]: row for row in cur.fetchall()}
+    rows = _passing(sims, f)
     kept = [rows[d] for d in sims if d in rows]  # sims is in rank order
     if len(top) > wanted and (len(kept) < limit or sims[kept[limit - 1][0]] <= top[wanted][1]):
         return None
-    return [Hit(d, kind, obj, 1.0 - sims[d]) for d, kind, obj in kept[:limit]]
+    return [Hit(d, kind, obj, 1.0 - sims[d]) for d, kind, obj, _ts in kept[:limit]]
 
 
 def embed_query(query: str) -> np.ndarray:
