@@ -115,9 +115,11 @@ typedef struct { uint8_t *q; float *d; } qmat;
 
 static int qmat_prepare(qmat *p, const block_q4_0 *W, int nout, int nin) {
     int nb = nin / QK;
-    if (!W) return -1;
+    /* Whole groups of 16 rows: sizes are then multiples of 64, as aligned_alloc wants. */
+    if (!W || nout % GR) return -1;
     p->q = (uint8_t *)aligned_alloc(64, (size_t)nout * nin);
     p->d = (float *)aligned_alloc(64, sizeof(float) * (size_t)nout * nb);
+    if (!p->q || !p->d) return -1;
     for (int r = 0; r < nout; r++)
         for (int b = 0; b < nb; b++) {
             const block_q4_0 *blk = W + (size_t)r * nb + b;
