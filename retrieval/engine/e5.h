@@ -21,6 +21,9 @@ int e5_token_count(e5_model *m, const char *text, int is_query);
 /* Embedding dimension (384). */
 int       e5_dim(const e5_model *m);
 
+/* The matrix kernel compiled in: "AVX-512 VNNI", "AVX2" or "plain C". */
+const char *e5_kernel(void);
+
 /* Embed one text. `is_query` selects the "query: " (1) or "passage: " (0)
  * prefix described in the model card. `out` must hold e5_dim() floats; it is
  * filled with the L2-normalized sentence embedding. Returns 0 on success.

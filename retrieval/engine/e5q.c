@@ -683,6 +683,17 @@ int e5_embed_batch(e5_model *m, const char **texts, int n, int is_query, float *
 
 int e5_dim(const e5_model *m) { return m->H; }
 
+/* Which matrix kernel this build runs (the home page shows it). */
+const char *e5_kernel(void) {
+#if defined(__AVX512F__) && defined(__AVX512VNNI__)
+    return "AVX-512 VNNI";
+#elif defined(__AVX2__)
+    return "AVX2";
+#else
+    return "plain C";
+#endif
+}
+
 /* ------------------------------- loader -------------------------------
  * Parse a model image living at `base` (length `size`). `map`/`map_size`,
  * when non-NULL, are an owned mmap region to munmap on free; for an embedded
