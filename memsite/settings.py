@@ -217,6 +217,9 @@ ATTACHMENT_RETENTION_DAYS = env_int("MEMSITE_ATTACHMENT_RETENTION_DAYS", 0)  # 0
 
 # Retrieval (issue 4): search defaults chosen by measurement (README "Retrieval"), the
 # embedder's batching and timeout, context assembly budgets (seed 000 section 5), recall log.
+# Processes serving HTTP on one socket (manage.py serve); each holds its own copy of the
+# search state (the vector matrix: 400 bytes a vector). Measured in bench/api.py.
+WEB_PROCESSES = max(1, env_int("MEMSITE_WEB_PROCESSES", 1))
 SEARCH_PRESET = env("MEMSITE_SEARCH_PRESET", "curator")
 SEARCH_TOP_K = env_int("MEMSITE_SEARCH_TOP_K", 50)  # candidates per channel
 SEARCH_EXACT_MAX = env_int("MEMSITE_SEARCH_EXACT_MAX", 5000)  # above: bit scan + rescoring

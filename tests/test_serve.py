@@ -111,3 +111,47 @@ def test_serve_on_a_taken_port_exits_with_one_sentence(env):
     assert "running at" not in result.stdout
     last_line = result.stderr.strip().splitlines()[-1]
     assert f"Port {port} on 127.0.0.1 is already in use" in last_line
+
+
+def _children(pid):
+    return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_several_web_processes_serve_one_port_and_stop_together(env, tmp_path, signum):
+    stderr_path = tmp_path / "serve.err"
+    with stderr_path.open("w") as stderr_file:
+        proc = _start_serve({**env, "MEMSITE_WEB_PROCESSES": "3"}, stderr_file, port=0)
+    try:
+        url, consumer_pid = _wait_for_ready_line(proc)
+        workers = [pid for pid in _children(proc.pid) if pid != consumer_pid]
+        assert len(workers) == 2
+        statuses = [_http_status(url) for _ in range(12)]
+        assert statuses == [statuses[0]] * 12 and 100 <= statuses[0] < 600, statuses
+        proc.send_signal(signum)
+        assert proc.wait(timeout=20) == 0, stderr_path.read_text()
+        for pid in [consumer_pid, *workers]:
+            assert not Path(f"/proc/{pid}").exists(), f"process {pid} was left running"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_a_web_process_that_dies_stops_the_server_with_a_sentence(env, tmp_path):
+    stderr_path = tmp_path / "serve.err"
+    with stderr_path.open("w") as stderr_file:
+        proc = _start_serve({**env, "MEMSITE_WEB_PROCESSES": "2"}, stderr_file, port=0)
+    try:
+        _url, consumer_pid = _wait_for_ready_line(proc)
+        (worker,) = [pid for pid in _children(proc.pid) if pid != consumer_pid]
+        os.kill(worker, signal.SIGKILL)
+        assert proc.wait(timeout=20) == 1
+        assert f"A web worker process (pid {worker}) exited unexpectedly" in stderr_path.read_text()
+        assert not Path(f"/proc/{consumer_pid}").exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -4,6 +4,7 @@ One foreground process owns both, so Ctrl-C or SIGTERM shuts everything down and
 left running (background jobs started by `make` would ignore Ctrl-C).
 """
 
+import contextlib
 import ctypes
 import errno
 import os
@@ -12,6 +13,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
@@ -41,6 +43,8 @@ class Command(BaseCommand):
         self.check_migrations()  # warns about unapplied migrations, like runserver does
         self._stopping = False
         self._consumer_died = False
+        self._worker_died = None
+        self._workers = []
         self._ensure_port_free(host, port)
         self._install_signal_handlers()
         consumer = self._start_consumer()
@@ -51,6 +55,8 @@ class Command(BaseCommand):
             pass  # a signal arrived outside waitress's loop: same clean shutdown
         finally:
             self._stop_consumer(consumer)
+        if self._worker_died:
+            error = f"A web worker process (pid {self._worker_died}) exited unexpectedly."
         if self._consumer_died:
             error = (
                 f"The Huey consumer (pid {consumer.pid}) exited unexpectedly with code "
@@ -63,15 +69,53 @@ class Command(BaseCommand):
         """Serve until SIGINT/SIGTERM; return an error message if the server could not start."""
         try:
             app = _wsgi_application()
-            server = create_server(app, host=host, port=port, threads=WAITRESS_THREADS)
+            family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+            sock = socket.create_server((host, port), family=family, backlog=1024)
         except OSError as exc:
             # Only when another program took the port after _ensure_port_free.
             return self._bind_error_message(host, port, exc)
+        self._workers = [_fork_worker(app, sock) for _ in range(settings.WEB_PROCESSES - 1)]
+        server = create_server(app, sockets=[sock], threads=WAITRESS_THREADS)
         self._watch_consumer(consumer)
+        self._watch_workers()
         threading.Thread(target=_warm_up, name="search-warm-up", daemon=True).start()
         self._announce(server, host, port, consumer.pid)
-        server.run()  # returns once a signal handler raised KeyboardInterrupt
+        if self._workers:
+            self.stdout.write(f"{len(self._workers) + 1} web processes serve the same port.")
+            self.stdout.flush()
+        try:
+            server.run()  # returns once a signal handler raised KeyboardInterrupt
+        finally:
+            self._stop_workers()
         return None
+
+    def _watch_workers(self):
+        """A worker process that dies takes the whole server down, like the consumer."""
+
+        def wait(pid):
+            try:
+                _, status = os.waitpid(pid, 0)
+            except ChildProcessError:  # reaped by _stop_workers
+                return
+            # 0: it stopped on a signal (Ctrl-C reaches every process of the terminal).
+            if os.waitstatus_to_exitcode(status) != 0 and not self._stopping:
+                self._worker_died = pid
+                os.kill(os.getpid(), signal.SIGTERM)
+
+        for pid in self._workers:
+            threading.Thread(target=wait, args=(pid,), daemon=True).start()
+
+    def _stop_workers(self):
+        self._stopping = True
+        for pid in self._workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)  # each stops its waitress like Ctrl-C does here
+        deadline = time.monotonic() + GRACE_SECONDS
+        for pid in self._workers:
+            while _alive(pid) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if _alive(pid):  # never signal a pid that is no longer our child
+                os.kill(pid, signal.SIGKILL)
 
     def _install_signal_handlers(self):
         # Turning SIGTERM into the same KeyboardInterrupt as Ctrl-C gives one shutdown path.
@@ -161,6 +205,38 @@ def _wsgi_application():
     from memsite.wsgi import application  # imported late: settings are already configured
 
     return application
+
+
+def _fork_worker(app, sock) -> int:
+    """Another process serving the same socket: each has its own GIL, so the Python half of
+    every request (Django, django-ninja, loading and scoring candidates) runs on every core
+    instead of one. Forked before this process starts any thread."""
+    from django.db import connections
+
+    connections.close_all()  # a child must never share the parent's SQLite handles
+    pid = os.fork()
+    if pid:
+        return pid
+    code = 0
+    try:
+        if sys.platform.startswith("linux"):
+            ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        threading.Thread(target=_warm_up, name="search-warm-up", daemon=True).start()
+        create_server(app, sockets=[sock], threads=WAITRESS_THREADS).run()
+    except KeyboardInterrupt:  # SIGTERM from the parent, or Ctrl-C in the terminal
+        pass
+    except BaseException:
+        code = 1
+        raise
+    finally:
+        os._exit(code)  # never return into the parent's code (its cleanup is the parent's)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return os.waitpid(pid, os.WNOHANG) == (0, 0)
+    except ChildProcessError:  # already reaped (by its watcher thread)
+        return False
 
 
 def _warm_up():
