@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import traceback
 
 from django.conf import settings
 from django.core.management.base import BaseCommand
@@ -227,7 +228,7 @@ def _fork_worker(app, sock) -> int:
         pass
     except BaseException:
         code = 1
-        raise
+        traceback.print_exc()  # os._exit below would swallow a re-raised error
     finally:
         os._exit(code)  # never return into the parent's code (its cleanup is the parent's)
 
