@@ -100,7 +100,7 @@ def keyword_hits(
     query: str, owner_id: int, limit: int = 50, filters: Filters | None = None
 ) -> list[Hit]:
     """FTS5 top `limit` by BM25 over jieba tokens and CJK grams; [] when no token is left."""
-    match = seg.match_terms(*prune_terms(seg.tokens(query), seg.grams(query)))
+    match = _match(query)
     if not match:
         return []
     f = filters or Filters(owner_id)
@@ -191,6 +191,11 @@ def prune_terms(tokens: list[str], grams: list[str]) -> tuple[list[str], list[st
     return [t for t in tokens if keep(t)], [g for g in grams if keep(g)]
 
 
+def _match(query: str) -> str:
+    """The MATCH both keyword functions run: the query's terms, pruned on large collections."""
+    return seg.match_terms(*prune_terms(seg.tokens(query), seg.grams(query)))
+
+
 def left_out_terms(query: str) -> list[str]:
     """The query's terms that prune_terms leaves out (the debugger shows them)."""
     tokens, grams = seg.tokens(query), seg.grams(query)
@@ -225,7 +230,7 @@ def document_count(ttl: float = 60.0) -> int:
 
 def keyword_scores(query: str, doc_ids: list[int]) -> dict[int, float]:
     """BM25 of given documents for a query (for explaining items outside the top k)."""
-    match = seg.match_terms(*prune_terms(seg.tokens(query), seg.grams(query)))
+    match = _match(query)
     if not match or not doc_ids:
         return {}
     sql = (
