@@ -56,8 +56,18 @@ def aware(moment: datetime | None) -> datetime | None:
     return moment
 
 
+# Raw SQL for the two lookups of every recorded turn: compiling their querysets cost more
+# than running them (0.4-0.5 ms each, a third of the request).
+_SESSION_BY_ID = f"SELECT * FROM {Session._meta.db_table} WHERE external_id = %s"
+_TURN_BY_KEY = (
+    f"SELECT t.* FROM {ConversationTurn._meta.db_table} t "
+    f"JOIN {Session._meta.db_table} s ON s.id = t.session_id "
+    "WHERE s.external_id = %s AND t.turn_index = %s"
+)
+
+
 def session_for(external_id: str, *, create: bool = False, started_at=None) -> Session | None:
-    session = Session.objects.filter(external_id=external_id).order_by().first()
+    session = next(iter(Session.objects.raw(_SESSION_BY_ID, [external_id])), None)
     if session is not None or not create:
         return session
     session, _ = Session.objects.get_or_create(  # get_or_create: a concurrent first turn
@@ -120,9 +130,7 @@ def record_turn(
 
 
 def _stored_turn(session_id: str, turn_index: int) -> ConversationTurn | None:
-    # order_by(): the key is unique, and the model's ordering would join sessions to sort.
-    turns = ConversationTurn.objects.filter(session__external_id=session_id, turn_index=turn_index)
-    return turns.order_by().first()
+    return next(iter(ConversationTurn.objects.raw(_TURN_BY_KEY, [session_id, turn_index])), None)
 
 
 def _repeat(turn: ConversationTurn, role, content, tool_calls, tool_results) -> TurnResult:

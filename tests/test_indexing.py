@@ -113,6 +113,19 @@ def test_keyword_ranking_before_filtering_returns_what_the_filtered_query_return
     assert len(fast) == min(limit, 17)
 
 
+def test_equal_scores_on_the_edge_are_ranked_without_the_join(owner, monkeypatch):
+    for _ in range(12):
+        fact(owner, "杭州 西湖")
+    index_all()
+    match, filters = backends._match("杭州"), backends.Filters(owner.id)
+    unjoined = backends._keyword_hits_unjoined(match, filters, 5)
+    assert unjoined is not None  # twelve ties around the cut: still exact, no join needed
+    newest = SearchDoc.objects.order_by("-id").values_list("id", flat=True)[:5]
+    assert [hit.doc_id for hit in unjoined] == list(newest)
+    monkeypatch.setattr(backends, "_keyword_hits_unjoined", lambda *a: None)
+    assert unjoined == keyword_hits("杭州", owner.id, 5)
+
+
 def test_large_collections_leave_their_commonest_terms_out(owner, settings):
     settings.SEARCH_PRUNE_MIN_DOCS = 10
     backends._counts.clear()

@@ -5,7 +5,7 @@ from django.utils import timezone
 
 from curator.models import Fact, FactStatus, Owner
 from retrieval.models import EmbeddingSpace, RecallHit, RecallLog
-from retrieval.search import SearchError, recalls_of, search
+from retrieval.search import SearchError, load_rows, recalls_of, search
 from tests.search_helpers import days_ago, episode, fact, session, turn
 
 
@@ -239,3 +239,19 @@ def test_the_nightly_job_drops_recalls_older_than_the_log_keeps(owner, settings)
     tasks.prune_search_logs()
     assert RecallLog.objects.count() == 1 and RecallHit.objects.count() == 1
     assert "prune_search_logs" in [p.task for p in schedule.periodic()]
+
+
+def test_candidate_rows_carry_the_fields_scoring_and_gates_read(owner):
+    older = days_ago(3)
+    f = fact(owner, "用户住在杭州", importance=0.7, expires_at=days_ago(-5))
+    t = turn(session(owner, "s9", title="周末"), "去西湖", when=older)
+    e = episode(owner, "爬山", when=older)
+    rows = load_rows([("fact", f.pk), ("turn", t.pk), ("episode", e.pk), ("fact", 10**9)])
+    assert set(rows) == {("fact", f.pk), ("turn", t.pk), ("episode", e.pk)}  # a gone id: absent
+    row = rows[("fact", f.pk)]
+    assert (row.content, row.importance, row.status) == ("用户住在杭州", 0.7, "active")
+    assert row.expires_at == f.expires_at and row.created_at == f.created_at  # aware, equal
+    turn_row = rows[("turn", t.pk)]
+    assert turn_row.timestamp == older and turn_row.session.owner_id == owner.pk
+    assert (turn_row.session.title, turn_row.session.external_id) == ("周末", "s9")
+    assert rows[("episode", e.pk)].started_at == older
