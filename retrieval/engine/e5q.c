@@ -683,6 +683,18 @@ int e5_embed_batch(e5_model *m, const char **texts, int n, int is_query, float *
 
 int e5_dim(const e5_model *m) { return m->H; }
 
+/* Int8 dot products of `rows` stored vectors (`dim` bytes each, row-major) with one query:
+ * the coarse scan of the vector matrix (retrieval/matrix.py), a quarter of the float32
+ * bytes to read. Plain C on purpose: gcc vectorises it for the -march it builds for. */
+void e5_dot_i8(const int8_t *m, int64_t rows, int dim, const int8_t *q, int32_t *out) {
+    for (int64_t r = 0; r < rows; r++) {
+        const int8_t *row = m + r * (int64_t)dim;
+        int32_t acc = 0;
+        for (int i = 0; i < dim; i++) acc += (int32_t)row[i] * (int32_t)q[i];
+        out[r] = acc;
+    }
+}
+
 /* Which matrix kernel this build runs (the home page shows it). */
 const char *e5_kernel(void) {
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
