@@ -214,7 +214,7 @@ def run_one(n: int) -> dict:
     from django.conf import settings
 
     from curator.models import Fact, Owner
-    from retrieval import backends
+    from retrieval import backends, engine
     from retrieval.embedders import get_embedder, query_cache, use_embedder
     from retrieval.reindex import reindex
     from retrieval.search import search
@@ -256,7 +256,9 @@ def run_one(n: int) -> dict:
     exact = backends.owner_vector_count(owner.pk) <= settings.SEARCH_EXACT_MAX
     bits = f"bits x{settings.SEARCH_OVERSAMPLE:g} + rescoring"
     if settings.SEARCH_VECTOR_MATRIX:
-        exact, out["vector_path"] = True, "in-memory matrix, exact"
+        int8 = engine.kernels() is not None
+        exact = not int8
+        out["vector_path"] = "matrix, int8 scan + float rescoring" if int8 else "matrix, exact"
     else:
         out["vector_path"] = "exact" if exact else bits
     for q in qs[:20]:  # warm-up: jieba, the model, SQLite pages
@@ -274,9 +276,43 @@ def run_one(n: int) -> dict:
         out[mode] = (percentile(times, 50), percentile(times, 95))
     out["stages"] = {stage: percentile(ms, 50) for stage, ms in stages.items()}
     if not exact:
-        out["approx_recall"] = approximate_recall(qs, owner.pk, cached)
+        check = matrix_scan_check if settings.SEARCH_VECTOR_MATRIX else approximate_recall
+        out["approx_recall"] = check(qs, owner.pk, cached)
     out["rss_mb"] = peak_rss_mb()
     return out
+
+
+def matrix_scan_check(qs: list[str], owner_id: int, embedder) -> dict:
+    """The int8 scan against the exact float32 scan of the same matrix, same process: how much
+    of the exact top k it returns, and the time of each (median ms, KNN alone)."""
+    from retrieval import engine, matrix
+    from retrieval.backends import ALL_KINDS
+
+    m = matrix.current(embedder.dimension)
+    vectors = [embedder.query(q) for q in qs]
+    kernels = engine.kernels
+
+    def scan(use_int8: bool) -> tuple[list, float]:
+        engine.kernels = kernels if use_int8 else (lambda: None)
+        try:
+            times, found = [], []
+            for v in vectors:
+                started = time.perf_counter()
+                found.append([d for d, _ in m.nearest(v, 50, owner_id, ALL_KINDS)])
+                times.append((time.perf_counter() - started) * 1000)
+            return found, percentile(times, 50)
+        finally:
+            engine.kernels = kernels
+
+    exact, exact_ms = scan(False)
+    fast, fast_ms = scan(True)
+    hits10 = sum(len(set(e[:10]) & set(f[:10])) for e, f in zip(exact, fast, strict=True))
+    hits50 = sum(len(set(e) & set(f)) for e, f in zip(exact, fast, strict=True))
+    return {
+        "recall@10": hits10 / (10 * len(qs)),
+        "recall@50": hits50 / (50 * len(qs)),
+        "ms": (fast_ms, exact_ms),
+    }
 
 
 def approximate_recall(qs: list[str], owner_id: int, embedder) -> dict:
@@ -341,6 +377,12 @@ def main() -> None:
                 f"- {r['n']:,}: approximate vector step vs exact KNN: recall@10 "
                 f"{rec['recall@10']:.3f}, recall@50 {rec['recall@50']:.3f}"
             )
+            if "ms" in rec:
+                fast, slow = rec["ms"]
+                extra.append(
+                    f"- {r['n']:,}: KNN alone, median: int8 scan {fast:.2f} ms, exact float32 "
+                    f"scan {slow:.2f} ms (x{slow / fast:.1f})"
+                )
     print(
         "\nSearch latency through retrieval.search.search, ms p50 / p95 (200 distinct short "
         "queries, query embedding included)\n"
