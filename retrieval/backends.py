@@ -375,9 +375,10 @@ def _matrix_usable(f: Filters | None = None) -> bool:
 
 
 def _matrix_hits(vector: np.ndarray, f: Filters, limit: int) -> list[Hit] | None:
-    """Exact KNN in the process's matrix over the owner's vectors of the wanted kinds, then
-    filtered like the keyword channel (_keyword_hits_unjoined) for status and expiry: None
-    when fewer than `limit` of the top 2 x limit pass (the matrix orders ties by doc id)."""
+    """KNN in the process's matrix (retrieval/matrix.py) over the owner's vectors of the
+    wanted kinds, then filtered like the keyword channel (_keyword_hits_unjoined) for status
+    and expiry: None when fewer than `limit` of the top 2 x limit pass (the matrix orders
+    ties by doc id)."""
     wanted = 2 * limit
     top = matrix.current(len(vector)).nearest(vector, wanted + 1, f.owner_id, f.kinds)
     if not top:
