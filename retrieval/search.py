@@ -13,6 +13,7 @@ writes a `retrieval_fail` MemoryEvent and the result says it is degraded and why
 from __future__ import annotations
 
 import functools
+import gc
 import json
 import logging
 import os
@@ -718,3 +719,8 @@ def warm_up() -> None:
         log.exception("warming up search failed; the first search will load what it needs")
     finally:
         connection.close()  # this thread's own connection: it will not be used again
+    # What is loaded now lives as long as the process. Left to the garbage collector, every
+    # full collection walks it again (jieba's dictionary above all): a 56 ms pause inside
+    # whichever search triggers it. At 10k items 4 of 1,200 searches took 64-75 ms; frozen,
+    # none took over 35.
+    gc.freeze()

@@ -1,5 +1,6 @@
 """The in-memory vector matrix: exact, filtered like SQL, and in step with the database."""
 
+import gc
 from datetime import timedelta
 
 import numpy as np
@@ -164,3 +165,6 @@ def test_warming_up_loads_the_matrix_before_the_first_search(owner):
     warm_up()
     (held,) = matrix._matrices.values()
     assert len(held.rows) == 1 and held.seq is not None
+    # What it loaded is out of the garbage collector's way (no full-collection pauses).
+    assert gc.get_freeze_count() > 0
+    gc.unfreeze()
