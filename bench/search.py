@@ -7,12 +7,14 @@ For each collection size N (each in its own process and throwaway database):
 3. vectors come from bench/.cache (the first run embeds them: ~25-40 minutes for 100k on two
    cores; later runs seconds); the real embedding rate is measured on fresh texts;
 4. latency of keyword-only, vector-only and hybrid search through `retrieval.search.search`
-   (the function the API calls, recall log and access counters included), each call with
-   a distinct short query embedded on the spot (the in-memory query cache is cleared);
-5. the vector step is the in-memory matrix (exact; retrieval/matrix.py) unless
-   MEMSITE_SEARCH_VECTOR_MATRIX=0; then, above SEARCH_EXACT_MAX vectors, sqlite-vec's
-   approximate step (sign bits + rescoring) is used: its recall against
-   exact KNN is measured on the same queries;
+   (the function the API calls, recall log and access counters included), after the warm-up
+   `serve` runs at start, each call with a distinct short query embedded on the spot (the
+   in-memory query cache is cleared);
+5. the vector step is the in-memory matrix (retrieval/matrix.py): with the engine built, its
+   int8 scan with float rescoring, whose recall against the exact float scan, and the time of
+   both, are measured on the same queries in the same process; with
+   MEMSITE_SEARCH_VECTOR_MATRIX=0, above SEARCH_EXACT_MAX vectors, sqlite-vec's approximate
+   step (sign bits + rescoring), whose recall against exact KNN is measured the same way;
 6. peak RSS of the process.
 
 The default run is --n 10000 (a few minutes the first time); --n 10000,100000 adds 100k.
