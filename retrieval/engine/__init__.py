@@ -88,11 +88,7 @@ _kernels: dict[Path, Kernels | None] = {}
 
 def kernels(library: Path | None = None) -> Kernels | None:
     """The built library's model-free functions; None when it is not built (or predates them)."""
-    library = library or default_path()
-    with _lock:
-        if library not in _kernels:
-            _kernels[library] = _open_kernels(library)
-        return _kernels[library]
+    return _once(_kernels, library or default_path(), _open_kernels)
 
 
 def _open_kernels(library: Path) -> Kernels | None:
@@ -107,11 +103,14 @@ def _open_kernels(library: Path) -> Kernels | None:
 
 def load(library: Path | None = None) -> Engine | None:
     """The engine built at `library` (default: this environment's), loaded once per process."""
-    library = library or default_path()
+    return _once(_loaded, library or default_path(), _open)
+
+
+def _once(cache: dict, library: Path, opener):
     with _lock:
-        if library not in _loaded:
-            _loaded[library] = _open(library)
-        return _loaded[library]
+        if library not in cache:
+            cache[library] = opener(library)
+        return cache[library]
 
 
 def _open(library: Path) -> Engine | None:
