@@ -218,17 +218,21 @@ ATTACHMENT_RETENTION_DAYS = env_int("MEMSITE_ATTACHMENT_RETENTION_DAYS", 0)  # 0
 # Retrieval (issue 4): search defaults chosen by measurement (README "Retrieval"), the
 # embedder's batching and timeout, context assembly budgets (seed 000 section 5), recall log.
 # Processes serving HTTP on one socket (manage.py serve); each holds its own copy of the
-# search state (the vector matrix: 400 bytes a vector). Measured in bench/api.py.
+# search state (the vector matrix: 1.9 KB a vector). Measured in bench/api.py.
 WEB_PROCESSES = max(1, env_int("MEMSITE_WEB_PROCESSES", 1))
 SEARCH_PRESET = env("MEMSITE_SEARCH_PRESET", "curator")
 SEARCH_TOP_K = env_int("MEMSITE_SEARCH_TOP_K", 50)  # candidates per channel
 SEARCH_EXACT_MAX = env_int("MEMSITE_SEARCH_EXACT_MAX", 5000)  # above: bit scan + rescoring
 SEARCH_OVERSAMPLE = env_float("MEMSITE_SEARCH_OVERSAMPLE", 2.0)
-# Vectors are also held in memory by each searching process (retrieval/matrix.py; 400 bytes a
-# vector): exact KNN, 3-4x faster than sqlite-vec's scan. False: sqlite-vec only.
+# Vectors are also held in memory by each searching process (retrieval/matrix.py; 1.9 KB a
+# vector with its int8 copy): KNN 4-6x faster than sqlite-vec's scan. False: sqlite-vec only.
 SEARCH_VECTOR_MATRIX = env_bool("MEMSITE_SEARCH_VECTOR_MATRIX", True)
 # From this many documents, keyword queries leave out their commonest terms (backends.prune_terms).
 SEARCH_PRUNE_MIN_DOCS = env_int("MEMSITE_SEARCH_PRUNE_MIN_DOCS", 50_000)
+# ... any term found in more than this share of the documents (unless it is the rarest asked).
+SEARCH_PRUNE_SHARE = env_float("MEMSITE_SEARCH_PRUNE_SHARE", 0.2)
+if not 0 < SEARCH_PRUNE_SHARE <= 1:
+    raise ImproperlyConfigured("MEMSITE_SEARCH_PRUNE_SHARE must be above 0 and at most 1.")
 SEARCH_STATE_TTL = env_float("MEMSITE_SEARCH_STATE_TTL", 2.0)  # s; see indexing.search_space
 EMBEDDING_BATCH_SIZE = env_int("MEMSITE_EMBEDDING_BATCH_SIZE", 64)
 EMBEDDING_TIMEOUT = env_float("MEMSITE_EMBEDDING_TIMEOUT", 30.0)

@@ -163,7 +163,6 @@ def _passing(doc_ids, f: Filters) -> dict[int, tuple]:
 
 # Large collections: FTS5 scores every document that matches any query term, and a common
 # word or character matches a fifth of them (README "Measured speed").
-PRUNE_SHARE = 0.2
 _df_cache: dict[str, int] = {}
 _df_lock = threading.Lock()
 _df_since = 0.0
@@ -173,8 +172,8 @@ def prune_terms(tokens: list[str], grams: list[str]) -> tuple[list[str], list[st
     """The query terms worth matching. Below SEARCH_PRUNE_MIN_DOCS documents, all of them.
 
     Above, two kinds of term go: a CJK character that a longer query term contains (喜 when
-    喜欢 is asked for) and any term in more than PRUNE_SHARE of the documents, unless it is
-    the query's rarest. At 100k items this took FTS p95 from 72 to 42 ms and kept 96.6% of
+    喜欢 is asked for) and any term in more than SEARCH_PRUNE_SHARE of the documents, unless
+    it is the query's rarest. At 100k items this took FTS p95 from 72 to 42 ms and kept 96.6% of
     the keyword top 10; smaller collections (every recall benchmark) are untouched.
     """
     total = document_count()
@@ -186,7 +185,7 @@ def prune_terms(tokens: list[str], grams: list[str]) -> tuple[list[str], list[st
     rarest = min(df.values())
 
     def keep(term: str) -> bool:
-        return df[term] <= PRUNE_SHARE * total or df[term] == rarest
+        return df[term] <= settings.SEARCH_PRUNE_SHARE * total or df[term] == rarest
 
     return [t for t in tokens if keep(t)], [g for g in grams if keep(g)]
 

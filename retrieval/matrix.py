@@ -2,7 +2,7 @@
 
 sqlite-vec reads its own pages on every query: 6 ms for 10k vectors, 25 ms for 100k even with
 the sign-bit prefilter (which also misses a fifth of the true top 50). The same vectors held
-in memory are scanned exactly in about 1.3 and 15 ms (400 bytes a vector: 150 MB at 100k).
+in memory are scanned exactly in about 1.3 and 15 ms (1.5 KB a vector: 150 MB at 100k).
 Reading them is the cost, so with the engine built (retrieval/engine) the scan reads int8
 copies instead (a quarter of the bytes: 16 -> 2.5 ms at 100k) and rescores the best
 RESCORE x k rows in float32. Not exact by construction, but on the bench queries it returned

@@ -86,3 +86,15 @@ def test_an_unwritable_data_dir_stops_with_one_sentence(tmp_path):
         f"Memory Curator cannot start: The data directory {blocker / 'data'} is not writable "
         "(Not a directory); set MEMSITE_DATA_DIR to a folder you can write to."
     ]
+
+
+def test_a_prune_share_outside_zero_to_one_stops_with_one_sentence(tmp_path):
+    env = {**os.environ, "MEMSITE_DATA_DIR": str(tmp_path), "MEMSITE_SEARCH_PRUNE_SHARE": "0"}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines() == [
+        "Memory Curator cannot start: MEMSITE_SEARCH_PRUNE_SHARE must be above 0 and at most 1."
+    ]

@@ -138,6 +138,8 @@ def test_large_collections_leave_their_commonest_terms_out(owner, settings):
     assert tokens == ["滨江"]  # 喜欢 is in every document
     assert not [g for g in grams if len(g) == 1]  # each character is inside a kept word
     assert keyword_hits("喜欢滨江", owner.id)[0].object_id == rare.pk
+    settings.SEARCH_PRUNE_SHARE = 1.0  # no term is too common: 喜欢 stays
+    assert backends.prune_terms(seg.tokens("喜欢滨江"), [])[0] == ["喜欢", "滨江"]
     settings.SEARCH_PRUNE_MIN_DOCS = 1000
     backends._counts.clear()
     assert backends.prune_terms(["喜欢", "滨江"], ["喜"]) == (["喜欢", "滨江"], ["喜"])
