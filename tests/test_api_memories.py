@@ -210,3 +210,12 @@ def test_memories_belong_to_the_default_owner(api):
     hidden = Fact.objects.create(owner=other, content="not yours")
     assert_error(api.get(f"/memories/{hidden.pk}"), 404)
     assert api.get("/memories", {"status": "all"}).json()["count"] == 0
+
+
+def test_the_list_reads_the_newest_changes_in_index_order_instead_of_sorting_them(db):
+    from curator.views_facts import fact_list
+    from memsite.api_memories import MemoryFilters, find_facts
+
+    for query in (find_facts(MemoryFilters()), fact_list(Owner.default(), {}, "active")):
+        plan = query[:50].explain()
+        assert "fact_newest_first" in plan and "TEMP B-TREE" not in plan, plan
