@@ -73,7 +73,7 @@ def periodic() -> list[Periodic]:
         ),
         Periodic(
             "hourly_upkeep",
-            _("Metrics snapshot, query planner statistics, catch-up of a missed night"),
+            _("Metrics snapshot, catch-up of a missed night"),
             _("every hour at :07"),
             hourly(7),
         ),

@@ -11,7 +11,6 @@ from huey.contrib.djhuey import HUEY, db_periodic_task, db_task
 
 from lifecycle import consolidate, embedqueue, extract, metrics, schedule, sessions
 from lifecycle.models import Trigger
-from memsite.db import statistics
 
 
 @db_task()
@@ -59,7 +58,6 @@ def nightly_consolidation() -> None:
 @db_periodic_task(schedule.hourly(7))
 def hourly_upkeep() -> None:
     metrics.snapshot()
-    statistics.refresh()
     if consolidate.catch_up_due():
         consolidate.run(Trigger.CATCH_UP)
 
