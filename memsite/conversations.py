@@ -208,15 +208,27 @@ def search_traces(
     return list(turns[:limit])
 
 
+# Newest first across every session: the unary + stops SQLite from reaching the turns through
+# the owner's sessions, which made it sort all of them (40 ms for 50,000 turns), so it walks the
+# timestamp index instead and stops once the page is full (1.4 ms).
+_OWNED_BY_WALKING_TIME = (
+    f"+{ConversationTurn._meta.db_table}.session_id IN "
+    f"(SELECT id FROM {Session._meta.db_table} WHERE owner_id = %s)"
+)
+
+
 def trace_queryset(q="", session_id=None, role=None, time_from=None, time_to=None):
     """search_traces unsliced, so the trace search page can paginate the same matches."""
-    turns = ConversationTurn.objects.filter(session__owner=Owner.default()).annotate(
+    owner = Owner.default()
+    turns = ConversationTurn.objects.annotate(
         calls_text=Cast("tool_calls", TextField()), results_text=Cast("tool_results", TextField())
     )
     for term in _terms(q):
         turns = turns.filter(_text_match(["content", "calls_text", "results_text"], term))
-    if session_id:
-        turns = turns.filter(session__external_id=session_id)
+    if session_id:  # one session: its own index finds its turns
+        turns = turns.filter(session__owner=owner, session__external_id=session_id)
+    else:
+        turns = turns.extra(where=[_OWNED_BY_WALKING_TIME], params=[owner.pk])
     if role:
         turns = turns.filter(role=role)
     if time_from:

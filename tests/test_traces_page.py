@@ -6,6 +6,7 @@ from datetime import timedelta
 from django.utils import timezone
 
 from curator.models import ConversationTurn, Owner, Session
+from memsite import conversations
 
 CALLS = [{"id": "c1", "function": {"name": "run_shell", "arguments": {"cmd": "free -m"}}}]
 RESULTS = [{"tool_call_id": "c1", "output": "orchard-2 内存不足 OOM killed celery"}]
@@ -131,3 +132,21 @@ def test_a_session_page_links_to_its_own_search(client_in):
 def test_sessions_stays_highlighted_in_the_navigation(client_in):
     html = client_in.get("/traces/").content.decode()
     assert re.search(r'<a [^>]*href="/sessions/"[^>]*aria-current="page"', html)
+
+
+def test_someone_elses_turns_are_never_listed(client_in):
+    turn("杭州 西湖 龙井")
+    other = Session.objects.create(
+        owner=Owner.objects.create(key="someone-else"), external_id="s2", started_at=timezone.now()
+    )
+    ConversationTurn.objects.create(
+        session=other, turn_index=0, role="user", content="杭州 西湖 别人"
+    )
+    html = search(client_in, q="杭州")
+    assert hits(html) == 1 and "别人" not in html
+    assert len(conversations.search_traces(q="杭州")) == 1
+
+
+def test_the_newest_turns_are_read_in_time_order_instead_of_sorted(db):
+    plan = conversations.trace_queryset()[:20].explain()
+    assert "timestamp" in plan and "TEMP B-TREE" not in plan, plan
