@@ -130,22 +130,29 @@ def _keyword_hits_unjoined(match: str, f: Filters, limit: int) -> list[Hit] | No
     Otherwise the caller runs the join. Ties used to be broken by item time, which FTS cannot
     see: a tie on the edge then forced the join, for a quarter of the queries at 100k items.
     """
-    wanted = 2 * limit
     with connection.cursor() as cur:
         cur.execute(
             f"SELECT rowid, {_bm25()} AS score FROM search_fts WHERE search_fts MATCH %s "
             "ORDER BY score, rowid DESC LIMIT %s",
-            [match, wanted + 1],
+            [match, 2 * limit + 1],
         )
         ranked = cur.fetchall()
+    return _first_passing(ranked, f, limit, lambda score: score)
+
+
+def _first_passing(ranked: list[tuple], f: Filters, limit: int, raw) -> list[Hit] | None:
+    """The first `limit` (doc id, value) of an unfiltered ranking of 2 x limit + 1, best first
+    in a total order, that pass the filters, as hits with `raw(value)`; None when fewer pass
+    and the ranking went on (a document beyond it might pass)."""
     if not ranked:
         return []
-    scores = dict(ranked[:wanted])
-    rows = _passing(scores, f)
-    kept = [rows[d] for d in scores if d in rows]  # scores is in rank order
+    wanted = 2 * limit
+    values = dict(ranked[:wanted])
+    rows = _passing(values, f)
+    kept = [rows[d] for d in values if d in rows]  # values is in rank order
     if len(ranked) > wanted and len(kept) < limit:
         return None
-    return [Hit(d, kind, obj, scores[d]) for d, kind, obj in kept[:limit]]
+    return [Hit(d, kind, obj, raw(values[d])) for d, kind, obj in kept[:limit]]
 
 
 def _passing(doc_ids, f: Filters) -> dict[int, tuple]:
@@ -378,16 +385,8 @@ def _matrix_hits(vector: np.ndarray, f: Filters, limit: int) -> list[Hit] | None
     wanted kinds, then filtered like the keyword channel (_keyword_hits_unjoined) for status
     and expiry: None when fewer than `limit` of the top 2 x limit pass (the matrix orders
     ties by doc id)."""
-    wanted = 2 * limit
-    top = matrix.current(len(vector)).nearest(vector, wanted + 1, f.owner_id, f.kinds)
-    if not top:
-        return []
-    sims = dict(top[:wanted])
-    rows = _passing(sims, f)
-    kept = [rows[d] for d in sims if d in rows]  # sims is in rank order
-    if len(top) > wanted and len(kept) < limit:
-        return None
-    return [Hit(d, kind, obj, 1.0 - sims[d]) for d, kind, obj in kept[:limit]]
+    top = matrix.current(len(vector)).nearest(vector, 2 * limit + 1, f.owner_id, f.kinds)
+    return _first_passing(top, f, limit, lambda similarity: 1.0 - similarity)
 
 
 def embed_query(query: str) -> np.ndarray:
