@@ -281,6 +281,8 @@ def run_one(n: int) -> dict:
     if not exact:
         check = matrix_scan_check if settings.SEARCH_VECTOR_MATRIX else approximate_recall
         out["approx_recall"] = check(qs, owner.pk, cached)
+    if settings.SEARCH_KEYWORD_INDEX:
+        out["keyword_index"] = keyword_index_check(qs)
     out["rss_mb"] = peak_rss_mb()
     return out
 
@@ -315,6 +317,46 @@ def matrix_scan_check(qs: list[str], owner_id: int, embedder) -> dict:
         "recall@10": hits10 / (10 * len(qs)),
         "recall@50": hits50 / (50 * len(qs)),
         "ms": (fast_ms, exact_ms),
+    }
+
+
+def keyword_index_check(qs: list[str]) -> dict:
+    """The in-memory keyword ranking against FTS5's own, same queries, same process: how many
+    of the top 101 lists are identical (ids and scores), the time of each (p50 / p95 ms,
+    ranking alone) and of loading the index."""
+    from django.db import connection
+
+    from retrieval import backends, keywords
+
+    def fts(terms):
+        with connection.cursor() as cur:
+            cur.execute(
+                f"SELECT rowid, {backends._bm25()} AS s FROM search_fts WHERE search_fts MATCH %s "
+                "ORDER BY s, rowid DESC LIMIT 101",
+                [backends.seg.match_terms(*terms)],
+            )
+            return [tuple(row) for row in cur.fetchall()]
+
+    keywords._indexes.clear()
+    started = time.perf_counter()
+    keywords.current(backends.KEYWORD_FIELDS, backends.BM25_WEIGHTS)
+    load_s = time.perf_counter() - started
+    same, ours, theirs = 0, [], []
+    for q in qs:
+        terms = backends._terms(q)
+        if not backends.seg.match_terms(*terms):
+            continue
+        started = time.perf_counter()
+        mine = backends._keyword_index_ranking(*terms, 101)
+        ours.append((time.perf_counter() - started) * 1000)
+        started = time.perf_counter()
+        sql = fts(terms)
+        theirs.append((time.perf_counter() - started) * 1000)
+        same += mine == sql
+    return {
+        "same": (same, len(ours)),
+        "ms": [percentile(t, p) for t in (ours, theirs) for p in (50, 95)],
+        "load_s": load_s,
     }
 
 
@@ -386,6 +428,15 @@ def main() -> None:
                     f"- {r['n']:,}: KNN alone, median: int8 scan {fast:.2f} ms, exact float32 "
                     f"scan {slow:.2f} ms (x{slow / fast:.1f})"
                 )
+        if "keyword_index" in r:
+            k = r["keyword_index"]
+            p50, p95, fts50, fts95 = k["ms"]
+            extra.append(
+                f"- {r['n']:,}: keyword ranking alone (top 101), p50 / p95: in-memory postings "
+                f"{p50:.2f} / {p95:.2f} ms, FTS5 bm25() {fts50:.2f} / {fts95:.2f} ms "
+                f"(x{fts95 / p95:.1f} at p95); identical lists (ids and scores) "
+                f"{k['same'][0]} of {k['same'][1]}; index loaded in {k['load_s']:.1f} s"
+            )
     print(
         "\nSearch latency through retrieval.search.search, ms p50 / p95 (200 distinct short "
         "queries, query embedding included)\n"

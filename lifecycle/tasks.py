@@ -72,12 +72,14 @@ def prune_conversation_logs() -> None:
 
 @db_periodic_task(schedule.at_local(settings.CONSOLIDATE_HOUR, 40))
 def prune_search_logs() -> None:
-    """The recall log keeps RECALL_LOG_DAYS; the vector change log its newest entries."""
-    from retrieval import matrix
+    """The recall log keeps RECALL_LOG_DAYS; the change logs of the vector and keyword
+    indexes their newest entries."""
+    from retrieval import keywords, matrix
     from retrieval.search import prune_recall_log
 
     prune_recall_log()
     matrix.prune_log()
+    keywords.prune_log()
 
 
 @db_periodic_task(schedule.every_minute)

@@ -21,7 +21,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from retrieval import matrix
+from retrieval import keywords, matrix
 from retrieval import text as seg
 from retrieval.embedders import get_embedder, query_cache
 from retrieval.models import Kind
@@ -32,10 +32,13 @@ EVENT_KINDS = (Kind.EPISODE.value, Kind.TURN.value, Kind.ATTACHMENT.value)
 # jieba column (measured: README "Measured retrieval quality").
 GRAMS_WEIGHT = 0.5
 CONTEXT_WEIGHT = 0.6
+BM25_WEIGHTS = (1.0, GRAMS_WEIGHT, CONTEXT_WEIGHT)  # search_fts's columns, in order
+# The column sets of seg.match_terms' two groups of phrases: {tokens context} and grams.
+KEYWORD_FIELDS = ((0, 2), (1,))
 
 
 def _bm25() -> str:
-    return f"bm25(search_fts, 1.0, {GRAMS_WEIGHT}, {CONTEXT_WEIGHT})"
+    return "bm25(search_fts, " + ", ".join(map(str, BM25_WEIGHTS)) + ")"
 
 
 @dataclass(frozen=True)
@@ -100,13 +103,14 @@ def keyword_hits(
     query: str, owner_id: int, limit: int = 50, filters: Filters | None = None
 ) -> list[Hit]:
     """FTS5 top `limit` by BM25 over jieba tokens and CJK grams; [] when no token is left."""
-    match = _match(query)
+    terms = _terms(query)
+    match = seg.match_terms(*terms)
     if not match:
         return []
     f = filters or Filters(owner_id)
     where, params = _keyword_where(f)
     if not f.scoped:
-        hits = _keyword_hits_unjoined(match, f, limit)
+        hits = _keyword_hits_unjoined(terms, f, limit)
         if hits is not None:
             return hits
     # Equal scores: the newest document first, the order _keyword_hits_unjoined can see.
@@ -120,8 +124,10 @@ def keyword_hits(
         return [Hit(*row) for row in cur.fetchall()]
 
 
-def _keyword_hits_unjoined(match: str, f: Filters, limit: int) -> list[Hit] | None:
-    """The same top `limit`, ranked in FTS alone and filtered afterwards; None when unsure.
+def _keyword_hits_unjoined(
+    terms: tuple[list[str], list[str]], f: Filters, limit: int
+) -> list[Hit] | None:
+    """The same top `limit`, ranked without filters and filtered afterwards; None when unsure.
 
     Joining every match to its document to filter it cost 40% of the keyword step (a common
     word matches a fifth of the collection). Most matches pass the filters, so rank the top
@@ -130,14 +136,26 @@ def _keyword_hits_unjoined(match: str, f: Filters, limit: int) -> list[Hit] | No
     Otherwise the caller runs the join. Ties used to be broken by item time, which FTS cannot
     see: a tie on the edge then forced the join, for a quarter of the queries at 100k items.
     """
-    with connection.cursor() as cur:
-        cur.execute(
-            f"SELECT rowid, {_bm25()} AS score FROM search_fts WHERE search_fts MATCH %s "
-            "ORDER BY score, rowid DESC LIMIT %s",
-            [match, 2 * limit + 1],
-        )
-        ranked = cur.fetchall()
+    ranked = _keyword_index_ranking(*terms, 2 * limit + 1)
+    if ranked is None:
+        with connection.cursor() as cur:
+            cur.execute(
+                f"SELECT rowid, {_bm25()} AS score FROM search_fts WHERE search_fts MATCH %s "
+                "ORDER BY score, rowid DESC LIMIT %s",
+                [seg.match_terms(*terms), 2 * limit + 1],
+            )
+            ranked = cur.fetchall()
     return _first_passing(ranked, f, limit, lambda score: score)
+
+
+def _keyword_index_ranking(tokens: list[str], grams: list[str], count: int) -> list | None:
+    """FTS5's own ranking, computed from the process's in-memory postings (retrieval/keywords.py:
+    the same scores, 10-17x faster); None when it cannot be used."""
+    if not _keywords_usable():
+        return None
+    # The phrases of seg.match_terms, in its order: tokens in field 0, grams in field 1.
+    phrases = [(0, t) for t in seg.query_terms(tokens)] + [(1, g) for g in seg.query_terms(grams)]
+    return keywords.current(KEYWORD_FIELDS, BM25_WEIGHTS).rank(phrases, count)
 
 
 def _first_passing(ranked: list[tuple], f: Filters, limit: int, raw) -> list[Hit] | None:
@@ -197,9 +215,14 @@ def prune_terms(tokens: list[str], grams: list[str]) -> tuple[list[str], list[st
     return [t for t in tokens if keep(t)], [g for g in grams if keep(g)]
 
 
+def _terms(query: str) -> tuple[list[str], list[str]]:
+    """The query's jieba tokens and CJK grams to match, pruned on large collections."""
+    return prune_terms(seg.tokens(query), seg.grams(query))
+
+
 def _match(query: str) -> str:
-    """The MATCH both keyword functions run: the query's terms, pruned on large collections."""
-    return seg.match_terms(*prune_terms(seg.tokens(query), seg.grams(query)))
+    """The MATCH both keyword functions run."""
+    return seg.match_terms(*_terms(query))
 
 
 def left_out_terms(query: str) -> list[str]:
@@ -378,6 +401,11 @@ def _matrix_usable(f: Filters | None = None) -> bool:
     # Inside a transaction the matrix could see rows a rollback takes back (retrieval.matrix);
     # scoped searches keep few of the overall top vectors, so SQL filters those first.
     return settings.SEARCH_VECTOR_MATRIX and not connection.in_atomic_block and not (f and f.scoped)
+
+
+def _keywords_usable() -> bool:
+    # Like the matrix, only outside transactions (retrieval.changelog).
+    return settings.SEARCH_KEYWORD_INDEX and not connection.in_atomic_block
 
 
 def _matrix_hits(vector: np.ndarray, f: Filters, limit: int) -> list[Hit] | None:

@@ -9,10 +9,7 @@ RESCORE x k rows in float32. Not exact by construction, but on the bench queries
 the exact top 10 and top 50 every time (bench/search.py checks it; README "Measured speed").
 
 The matrix follows the database through search_vec_log, which triggers on search_vecf fill
-whichever process writes a vector: each search first reads the log's newest sequence number
-and applies the changes since the last one it saw (a NULL doc_id, a gap left by pruning or
-another log's epoch token reloads everything). It is only read outside transactions, so it
-never holds a vector that a rollback later took back.
+whichever process writes a vector (retrieval/changelog.py).
 """
 
 import threading
@@ -20,7 +17,8 @@ import threading
 import numpy as np
 from django.db import connection
 
-from retrieval import engine
+from retrieval import changelog, engine
+from retrieval.changelog import LogFollower
 from retrieval.models import Kind
 
 _GROWTH = 4096  # rows added at a time when the matrix is full
@@ -34,12 +32,12 @@ _ROWS = (
 )
 
 
-class VectorMatrix:
+class VectorMatrix(LogFollower):
+    log_table, epoch_table = "search_vec_log", "search_vec_epoch"
+
     def __init__(self, dimension: int):
+        super().__init__()
         self.dimension = dimension
-        self.lock = threading.Lock()
-        self.seq: int | None = None  # the last log entry applied
-        self.epoch: str | None = None  # the log it was applied from
         self._reset()
 
     def _reset(self) -> None:
@@ -52,37 +50,7 @@ class VectorMatrix:
         self.rows: dict[int, int] = {}  # doc id -> row
         self.size = 0
 
-    # ---- following the database -----------------------------------------------------------
-
-    def refresh(self) -> None:
-        with self.lock, connection.cursor() as cur:
-            # Apart, min() and max() each read one end of the index; together, every row.
-            cur.execute(
-                "SELECT (SELECT token FROM search_vec_epoch), "
-                "(SELECT min(seq) FROM search_vec_log), (SELECT max(seq) FROM search_vec_log)"
-            )
-            epoch, first, last = cur.fetchone()
-            if epoch == self.epoch and last == self.seq:
-                return
-            changed = self._changes_since(first, last) if epoch == self.epoch else None
-            if changed is None:
-                self._reload()
-            else:
-                self._apply(changed)
-            self.epoch, self.seq = epoch, last
-
-    def _changes_since(self, first: int, last: int) -> list[int] | None:
-        """Doc ids changed in (self.seq, last]; None when everything must be re-read (never
-        loaded, or entries pruned)."""
-        if self.seq is None or last is None or first > self.seq + 1:
-            return None
-        with connection.cursor() as cur:
-            cur.execute(
-                "SELECT DISTINCT doc_id FROM search_vec_log WHERE seq > %s AND seq <= %s",
-                [self.seq, last],
-            )
-            ids = [row[0] for row in cur.fetchall()]
-        return None if None in ids else ids
+    # ---- following the database (retrieval/changelog.py) ---------------------------------
 
     def _reload(self) -> None:
         self._reset()
@@ -206,11 +174,4 @@ def current(dimension: int) -> VectorMatrix:
 
 
 def prune_log(keep: int = 100_000) -> int:
-    """Drop all but the newest `keep` log entries (nightly); a process further behind than
-    that reloads its matrix instead of replaying the log."""
-    with connection.cursor() as cur:
-        cur.execute(
-            "DELETE FROM search_vec_log WHERE seq <= (SELECT max(seq) FROM search_vec_log) - %s",
-            [keep],
-        )
-        return cur.rowcount
+    return changelog.prune("search_vec_log", keep)

@@ -110,9 +110,13 @@ def segment_grams(text: str) -> str:
     return " ".join(grams(text))
 
 
+def query_terms(terms: Iterable[str]) -> list[str]:
+    """The distinct terms a query keeps, in order (at most MAX_QUERY_TERMS)."""
+    return list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
+
+
 def _quoted(terms: Iterable[str]) -> list[str]:
-    unique = list(dict.fromkeys(terms))[:MAX_QUERY_TERMS]
-    return ['"' + t.replace('"', '""') + '"' for t in unique]
+    return ['"' + t.replace('"', '""') + '"' for t in query_terms(terms)]
 
 
 def fts_query(text: str) -> str:

@@ -117,8 +117,8 @@ def test_equal_scores_on_the_edge_are_ranked_without_the_join(owner, monkeypatch
     for _ in range(12):
         fact(owner, "杭州 西湖")
     index_all()
-    match, filters = backends._match("杭州"), backends.Filters(owner.id)
-    unjoined = backends._keyword_hits_unjoined(match, filters, 5)
+    terms, filters = backends._terms("杭州"), backends.Filters(owner.id)
+    unjoined = backends._keyword_hits_unjoined(terms, filters, 5)
     assert unjoined is not None  # twelve ties around the cut: still exact, no join needed
     newest = SearchDoc.objects.order_by("-id").values_list("id", flat=True)[:5]
     assert [hit.doc_id for hit in unjoined] == list(newest)
