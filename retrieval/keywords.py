@@ -84,11 +84,13 @@ class Postings:
         self.offsets, self.rows, self.freqs = offsets, rows, freqs
 
     @staticmethod
-    def build(*parts: tuple, vocab: int) -> "Postings":
+    def build(parts: list[tuple], vocab: int) -> "Postings":
+        if not parts:
+            return Postings(np.zeros(vocab + 1, np.int64), np.zeros(0, np.int32), np.zeros(0))
         terms, rows, freqs = (np.concatenate(p) for p in zip(*parts, strict=True))
         order = np.argsort(terms, kind="stable")
         offsets = np.searchsorted(terms[order], np.arange(vocab + 1))
-        return Postings(offsets, rows[order].astype(np.int32), freqs[order])
+        return Postings(offsets, rows[order], freqs[order])
 
     def get(self, term: int) -> tuple[np.ndarray, np.ndarray]:
         if term + 1 >= len(self.offsets):
@@ -98,9 +100,9 @@ class Postings:
 
     def live_triples(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(term, row, frequency) of the postings whose row was not removed."""
-        terms = np.repeat(np.arange(len(self.offsets) - 1), np.diff(self.offsets))
+        terms = np.repeat(np.arange(len(self.offsets) - 1, dtype=np.int32), np.diff(self.offsets))
         live = docs[self.rows] >= 0
-        return terms[live], self.rows[live].astype(np.int64), self.freqs[live]
+        return terms[live], self.rows[live], self.freqs[live]
 
 
 def frequencies(counts: np.ndarray, weights: tuple[float, ...]) -> np.ndarray:
@@ -137,7 +139,8 @@ class KeywordIndex(LogFollower):
         self.rows: dict[int, int] = {}  # doc id -> row
         self.size = self.live = self.total = self.dead = 0
         self.base: list[Postings] = []
-        self.pending_flat: list[tuple] = []  # tokens of rows added since the last merge
+        # (term, row, frequency) arrays per field of rows added since the last merge
+        self.pending_parts = self._no_parts()
         self.pending: list[Postings] = []
 
     # ---- following the database ---------------------------------------------------------
@@ -149,10 +152,10 @@ class KeywordIndex(LogFollower):
             cur.execute("SELECT count(*) FROM search_fts")
             self._grow(cur.fetchone()[0] + _GROWTH)
             cur.execute(f"SELECT rowid, {', '.join(COLUMNS)} FROM search_fts")
-            flat = []
+            parts = self._no_parts()
             while batch := cur.fetchmany(4096):
-                flat.append(self._add(batch))
-        self.base, self.pending = self._postings(flat), self._postings([])
+                self._add(batch, parts)
+        self.base, self.pending = self._postings(parts), self._postings(self.pending_parts)
 
     def _apply(self, doc_ids: list[int]) -> None:
         for doc_id in doc_ids:
@@ -168,23 +171,31 @@ class KeywordIndex(LogFollower):
                     f"SELECT rowid, {', '.join(COLUMNS)} FROM search_fts WHERE rowid IN ({marks})",
                     chunk,
                 )
-                self.pending_flat.append(self._add(cur.fetchall()))
-        if sum(len(f[0]) for f in self.pending_flat) > max(_PENDING_MIN, self.base_size // 8):
+                self._add(cur.fetchall(), self.pending_parts)
+        held = sum(len(p.rows) for p in self.base)
+        if sum(len(t[0]) for part in self.pending_parts for t in part) > max(
+            _PENDING_MIN, held // 8
+        ):
             self._merge()
         else:
-            self.pending = self._postings(self.pending_flat)
+            self.pending = self._postings(self.pending_parts)
 
     def _merge(self) -> None:
-        """Pending rows into the main postings, leaving out the removed rows."""
-        self.base = self._postings(self.pending_flat, keep=self.base)
-        self.pending_flat, self.pending = [], self._postings([])
+        """Pending rows into the main postings, leaving out the removed rows' postings."""
+        for base, part in zip(self.base, self.pending_parts, strict=True):
+            part.append(base.live_triples(self.docs))
+        self.base = self._postings(self.pending_parts)
+        self.pending_parts = self._no_parts()
+        self.pending = self._postings(self.pending_parts)
 
-    @property
-    def base_size(self) -> int:
-        return sum(len(p.rows) for p in self.base)
+    def _no_parts(self) -> list[list[tuple]]:
+        return [[] for _ in self.fields]
 
-    def _add(self, batch: list[tuple]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """New rows for these FTS rows: (term, row, column) of every token."""
+    def _postings(self, parts: list[list[tuple]]) -> list[Postings]:
+        return [Postings.build(part, len(self.tokenizer.vocab)) for part in parts]
+
+    def _add(self, batch: list[tuple], parts: list[list[tuple]]) -> None:
+        """New rows for these FTS rows, their (term, row, frequency) appended to parts."""
         words: set[str] = set()
         for row in batch:
             for text in row[1:]:
@@ -193,8 +204,7 @@ class KeywordIndex(LogFollower):
         lookup = self.tokenizer.pieces.__getitem__
         terms, sizes, rows = array("q"), [], []
         for doc_id, *texts in batch:
-            row = self._append_row(doc_id)
-            rows.append(row)
+            rows.append(self._append_row(doc_id))
             for text in texts:
                 before = len(terms)
                 terms.extend(chain.from_iterable(map(lookup, (text or "").split())))
@@ -203,26 +213,13 @@ class KeywordIndex(LogFollower):
         self.lengths[rows] = sizes.sum(axis=1)
         self.live, self.total = self.live + len(batch), self.total + int(sizes.sum())
         cells = sizes.reshape(-1)
-        return (
+        flat = (
             np.frombuffer(terms, np.int64),
             np.repeat(np.repeat(np.array(rows, dtype=np.int64), len(COLUMNS)), cells),
             np.repeat(np.tile(np.arange(len(COLUMNS), dtype=np.int8), len(batch)), cells),
         )
-
-    def _postings(self, flat: list[tuple], keep: list | None = None) -> list["Postings"]:
-        """Per field, the postings of these tokens (plus those of `keep` still live)."""
-        if flat:
-            terms, rows, columns = (np.concatenate(f) for f in zip(*flat, strict=True))
-        else:
-            terms = rows = np.zeros(0, np.int64)
-            columns = np.zeros(0, np.int8)
-        out = []
-        for field, field_columns in enumerate(self.fields):
-            parts = [self._field(terms, rows, columns, field_columns)]
-            if keep is not None:
-                parts.append(keep[field].live_triples(self.docs))
-            out.append(Postings.build(*parts, vocab=len(self.tokenizer.vocab)))
-        return out
+        for part, field_columns in zip(parts, self.fields, strict=True):
+            part.append(self._field(*flat, field_columns))
 
     def _field(self, terms, rows, columns, field_columns: tuple[int, ...]) -> tuple:
         """(term, row, frequency) of each term in each row, counting these columns only."""
@@ -234,7 +231,8 @@ class KeywordIndex(LogFollower):
         for i, column in enumerate(field_columns):
             counts[:, i] = np.bincount(inverse, weights=columns == column, minlength=len(keys))
         weights = tuple(self.weights[c] for c in field_columns)
-        return keys // span, keys % span, frequencies(counts, weights)
+        freqs = frequencies(counts, weights)
+        return (keys // span).astype(np.int32), (keys % span).astype(np.int32), freqs
 
     def _grow(self, extra: int) -> None:
         self.docs = np.concatenate([self.docs, np.full(extra, -1, dtype=np.int64)])

@@ -6,8 +6,10 @@ the file changes; the keyword index is re-segmented by the next reindex, which `
 --check` reports as needed (the FTS rows remember which dictionary made them).
 """
 
+import math
 import re
 import threading
+import time
 from pathlib import Path
 
 from django.conf import settings
@@ -16,8 +18,13 @@ from django.utils.translation import gettext as _
 from retrieval import text
 
 MAX_WORD = 40
+# How stale another process's edit may be when a search looks. A stat is cheap, but it
+# releases the GIL, and getting it back behind the query-embedding worker cost searches
+# 1.1 ms on average (bench/search.py at 10k).
+SEARCH_MAX_AGE = 1.0
 _lock = threading.Lock()
 _loaded_mtime: float | None = None
+_looked_at = -math.inf
 
 
 class InvalidWord(ValueError):
@@ -36,9 +43,13 @@ def words() -> list[str]:
     return list(dict.fromkeys(line.split()[0] for line in lines if line.split()))
 
 
-def ensure_loaded() -> None:
-    """Apply the file to this process's jieba if it changed since the last look (a stat)."""
-    global _loaded_mtime
+def ensure_loaded(max_age: float = 0.0) -> None:
+    """Apply the file to this process's jieba if it changed since the last look (a stat),
+    unless the last look is under max_age seconds old."""
+    global _loaded_mtime, _looked_at
+    if time.monotonic() - _looked_at < max_age:
+        return
+    _looked_at = time.monotonic()
     try:
         mtime = path().stat().st_mtime_ns
     except FileNotFoundError:

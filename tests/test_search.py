@@ -1,6 +1,9 @@
 """The search service: filters, breakdowns, presets, access counters and the recall log."""
 
+from datetime import timedelta
+
 import pytest
+from django.conf import settings
 from django.utils import timezone
 
 from curator.models import Fact, FactStatus, Owner
@@ -110,7 +113,11 @@ def test_recalling_counts_access_and_writes_the_recall_log(owner):
     assert item.access_count == 1 and item.last_accessed_at is not None
     log = RecallLog.objects.get()
     assert (log.query, log.caller, log.results[0]["id"]) == ("杭州", "api", item.id)
-    assert [h.log_id for h in recalls_of("fact", item.id)] == [log.pk]
+    assert (log.mode, log.preset, log.degraded) == ("hybrid", settings.SEARCH_PRESET, False)
+    assert log.weights["semantic"] > 0 and log.took_ms > 0
+    assert abs(log.created_at - item.last_accessed_at) < timedelta(seconds=1)
+    [hit] = recalls_of("fact", item.id)
+    assert (hit.log_id, hit.kind, hit.rank) == (log.pk, "fact", 1) and hit.score > 0
 
 
 @pytest.mark.django_db(transaction=True)
