@@ -228,7 +228,7 @@ SEARCH_OVERSAMPLE = env_float("MEMSITE_SEARCH_OVERSAMPLE", 2.0)
 # vector with its int8 copy): KNN 4-6x faster than sqlite-vec's scan. False: sqlite-vec only.
 SEARCH_VECTOR_MATRIX = env_bool("MEMSITE_SEARCH_VECTOR_MATRIX", True)
 # The keyword index's postings too (retrieval/keywords.py; about 0.5 KB an item): FTS5's own
-# BM25 ranking, 10-17x faster. False: FTS5 ranks every query itself.
+# BM25 ranking, 7-13x faster at p95. False: FTS5 ranks every query itself.
 SEARCH_KEYWORD_INDEX = env_bool("MEMSITE_SEARCH_KEYWORD_INDEX", True)
 # From this many documents, keyword queries leave out their commonest terms (backends.prune_terms).
 SEARCH_PRUNE_MIN_DOCS = env_int("MEMSITE_SEARCH_PRUNE_MIN_DOCS", 50_000)

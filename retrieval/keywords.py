@@ -14,7 +14,7 @@ The same ranking, not an approximation of it:
   instance) and the same floating-point operations in the same order, so scores are equal
   to the last bit and ties fall the same way. tests/test_keywords.py checks it against
   bm25() on the same database.
-A query phrase that FTS5 would read as several terms ("node.js") needs positions, which are
+A query phrase that FTS5 would read as several terms ("3.14") needs positions, which are
 not held here: such a query returns None and the caller asks FTS5.
 
 The index follows the database through search_fts_log (retrieval/changelog.py). Changed
@@ -98,11 +98,16 @@ class Postings:
         lo, hi = self.offsets[term], self.offsets[term + 1]
         return self.rows[lo:hi], self.freqs[lo:hi]
 
-    def live_triples(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(term, row, frequency) of the postings whose row was not removed."""
+    def triples(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every posting as (term, row, frequency) arrays."""
         terms = np.repeat(np.arange(len(self.offsets) - 1, dtype=np.int32), np.diff(self.offsets))
-        live = docs[self.rows] >= 0
-        return terms[live], self.rows[live], self.freqs[live]
+        return terms, self.rows, self.freqs
+
+
+def _live(triple: tuple[np.ndarray, ...], docs: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The postings of rows not removed since."""
+    live = docs[triple[1]] >= 0
+    return tuple(a[live] for a in triple)
 
 
 def frequencies(counts: np.ndarray, weights: tuple[float, ...]) -> np.ndarray:
@@ -182,11 +187,14 @@ class KeywordIndex(LogFollower):
 
     def _merge(self) -> None:
         """Pending rows into the main postings, leaving out the removed rows' postings."""
-        for base, part in zip(self.base, self.pending_parts, strict=True):
-            part.append(base.live_triples(self.docs))
-        self.base = self._postings(self.pending_parts)
+        parts = [
+            [_live(triple, self.docs) for triple in [*part, base.triples()]]
+            for base, part in zip(self.base, self.pending_parts, strict=True)
+        ]
+        self.base = self._postings(parts)
         self.pending_parts = self._no_parts()
         self.pending = self._postings(self.pending_parts)
+        self.dead = 0  # removed rows are no longer in any posting
 
     def _no_parts(self) -> list[list[tuple]]:
         return [[] for _ in self.fields]
@@ -267,12 +275,12 @@ class KeywordIndex(LogFollower):
 
     def _live_postings(self, field: int, term: int) -> tuple[np.ndarray, np.ndarray]:
         rows, freqs = self.base[field].get(term)
-        if self.dead:
-            live = self.docs[rows] >= 0
-            rows, freqs = rows[live], freqs[live]
         more_rows, more_freqs = self.pending[field].get(term)
         if len(more_rows):
             rows, freqs = np.concatenate([rows, more_rows]), np.concatenate([freqs, more_freqs])
+        if self.dead:
+            live = self.docs[rows] >= 0
+            rows, freqs = rows[live], freqs[live]
         return rows, freqs
 
     def _bm25(self, hits: int, freqs, lengths, avgdl: float) -> np.ndarray:
