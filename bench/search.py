@@ -7,15 +7,16 @@ For each collection size N (each in its own process and throwaway database):
 3. vectors come from bench/.cache (the first run embeds them: ~25-40 minutes for 100k on two
    cores; later runs seconds); the real embedding rate is measured on fresh texts;
 4. latency of keyword-only, vector-only and hybrid search through `retrieval.search.search`
-   (the function the API calls, recall log and access counters included), after the warm-up
-   `serve` runs at start, each call with a distinct short query embedded on the spot (the
-   in-memory query cache is cleared);
+   (the function the API calls, recall log and access counters included), in a fresh process
+   on the built database after the warm-up `serve` runs at start (what a server is; measured
+   in the process that built the collection, searches took 20-40% longer), each call with a
+   distinct short query embedded on the spot (the in-memory query cache is cleared);
 5. the vector step is the in-memory matrix (retrieval/matrix.py): with the engine built, its
    int8 scan with float rescoring, whose recall against the exact float scan, and the time of
    both, are measured on the same queries in the same process; with
    MEMSITE_SEARCH_VECTOR_MATRIX=0, above SEARCH_EXACT_MAX vectors, sqlite-vec's approximate
    step (sign bits + rescoring), whose recall against exact KNN is measured the same way;
-6. peak RSS of the process.
+6. peak RSS of the measuring process (the server's share: the index build is not in it).
 
 The default run is --n 10000 (a few minutes the first time); --n 10000,100000 adds 100k.
 Targets (2 cores): hybrid p95 <= 20 ms at 10k, <= 40 ms at 100k.
@@ -197,32 +198,24 @@ def queries(count: int = 200) -> list[str]:
     return list(seen)
 
 
-class PassageCacheOnly:
-    """Passages from the disk cache; queries embedded for real (their cost is measured)."""
-
-    def __init__(self, cached: DiskCachedEmbedder, real):
-        self.cached, self.real = cached, real
-        self.name, self.dimension = real.name, real.dimension
-
-    def passages(self, texts):
-        return self.cached.passages(texts)
-
-    def query(self, text):
-        return self.real.query(text)
+def run_one(n: int, overrides: list[str]) -> dict:
+    """Build the collection here, then measure in a fresh process, as `serve` would be."""
+    data = setup_django(f"search-{n}")
+    out = {"n": n, **build(n)}
+    cmd = [sys.executable, __file__, "--measure", str(data), *[f"--set={s}" for s in overrides]]
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
+    return {**out, **json.loads(line[7:])}
 
 
-def run_one(n: int) -> dict:
-    setup_django(f"search-{n}")
-    from django.conf import settings
-
+def build(n: int) -> dict:
+    """N facts, keyword-indexed (timed), then vectors from the disk cache; the embedding rate
+    on fresh texts."""
     from curator.models import Fact, Owner
-    from retrieval import backends, engine
-    from retrieval.embedders import get_embedder, query_cache, use_embedder
+    from retrieval.embedders import get_embedder, use_embedder
     from retrieval.reindex import reindex
-    from retrieval.search import search, warm_up
 
     real = get_embedder()
-    cached = DiskCachedEmbedder(real)
     owner = Owner.default()
     texts = corpus(n)
     base = datetime(2026, 11, 1, tzinfo=UTC)
@@ -237,13 +230,12 @@ def run_one(n: int) -> dict:
             )
             for t in texts[start : start + 5000]
         )
-    out: dict = {"n": n}
-
+    out: dict = {}
     started = time.monotonic()
     reindex(embed=False, batch=500)
     out["fts_rate"] = n / (time.monotonic() - started)
 
-    use_embedder(cached)
+    use_embedder(DiskCachedEmbedder(real))
     started = time.monotonic()
     reindex(batch=256)
     out["vector_fill_s"] = time.monotonic() - started
@@ -252,11 +244,28 @@ def run_one(n: int) -> dict:
     started = time.monotonic()
     real.passages(fresh)
     out["embed_rate"] = len(fresh) / (time.monotonic() - started)
+    return out
 
-    use_embedder(PassageCacheOnly(cached, real))
+
+def measure(data: Path) -> dict:
+    """Latency of the three modes on a built collection, after what `serve` runs at start."""
+    os.environ["MEMSITE_DATA_DIR"] = str(data)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memsite.settings")
+    import django
+
+    django.setup()
+    from django.conf import settings
+
+    from curator.models import Owner
+    from retrieval import backends, engine
+    from retrieval.embedders import get_embedder, query_cache
+    from retrieval.search import search, warm_up
+
+    owner = Owner.default()
     qs = queries()
     exact = backends.owner_vector_count(owner.pk) <= settings.SEARCH_EXACT_MAX
     bits = f"bits x{settings.SEARCH_OVERSAMPLE:g} + rescoring"
+    out: dict = {}
     if settings.SEARCH_VECTOR_MATRIX:
         int8 = engine.kernels() is not None
         exact = not int8
@@ -280,7 +289,7 @@ def run_one(n: int) -> dict:
     out["stages"] = {stage: percentile(ms, 50) for stage, ms in stages.items()}
     if not exact:
         check = matrix_scan_check if settings.SEARCH_VECTOR_MATRIX else approximate_recall
-        out["approx_recall"] = check(qs, owner.pk, cached)
+        out["approx_recall"] = check(qs, owner.pk, get_embedder())
     if settings.SEARCH_KEYWORD_INDEX:
         out["keyword_index"] = keyword_index_check(qs)
     out["rss_mb"] = peak_rss_mb()
@@ -381,6 +390,7 @@ def main() -> None:
     )
     parser.add_argument("--n", default="10000", help="comma list of collection sizes")
     parser.add_argument("--single", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--measure", help=argparse.SUPPRESS)
     parser.add_argument(
         "--set",
         action="append",
@@ -389,11 +399,14 @@ def main() -> None:
         help="override a MEMSITE_ setting, e.g. --set SEARCH_EXACT_MAX=0",
     )
     args = parser.parse_args()
+    for item in args.set if args.single or args.measure else []:
+        key, value = item.split("=", 1)
+        os.environ[f"MEMSITE_{key}"] = value
     if args.single:
-        for item in args.set:
-            key, value = item.split("=", 1)
-            os.environ[f"MEMSITE_{key}"] = value
-        print("RESULT " + json.dumps(run_one(args.single)))
+        print("RESULT " + json.dumps(run_one(args.single, args.set)))
+        return
+    if args.measure:
+        print("RESULT " + json.dumps(measure(Path(args.measure))))
         return
     rows, extra = [], []
     for n in (int(x) for x in args.n.split(",")):

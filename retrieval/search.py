@@ -738,8 +738,8 @@ def prune_recall_log(days: int | None = None, now: datetime | None = None) -> in
 def warm_up() -> None:
     """Load what the first search would otherwise wait for: jieba's dictionary, the local
     embedding engine, the vector matrix (1.4 s at 100k vectors) and the keyword postings
-    (5 s at 100k items). `serve` runs it in a
-    thread at start; a failure only means the first search pays instead."""
+    (3-4 s at 100k items). `serve` runs it in a thread at start; a failure only means the
+    first search pays instead."""
     from retrieval import keywords, matrix
     from retrieval.embedders import LocalEmbedder
 
