@@ -213,6 +213,8 @@ def apply_experiments(patches: list[str], tokenizer: str | None) -> None:
 
     from django.db import connection
 
+    from retrieval import schema
+
     for item in patches:
         target, value = item.split("=", 1)
         module, name = target.rsplit(".", 1)
@@ -224,6 +226,8 @@ def apply_experiments(patches: list[str], tokenizer: str | None) -> None:
                 "CREATE VIRTUAL TABLE search_fts USING fts5(tokens, grams, context, "
                 f"tokenize='{tokenizer}')"
             )
+            for sql in schema.FTS_TRIGGERS:
+                cur.execute(sql)
 
 
 def run_set(args) -> dict:

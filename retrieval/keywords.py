@@ -38,6 +38,7 @@ K1, B = 1.2, 0.75  # fts5_aux.c
 COLUMNS = ("tokens", "grams", "context")  # search_fts's columns, in order
 _GROWTH = 4096
 _PENDING_MIN = 50_000  # postings held apart before a merge (and at least an eighth of all)
+_RELOAD_MIN = 1000  # changed documents read by reloading (and at least a quarter of all)
 
 
 class Tokenizer:
@@ -163,6 +164,8 @@ class KeywordIndex(LogFollower):
         self.base, self.pending = self._postings(parts), self._postings(self.pending_parts)
 
     def _apply(self, doc_ids: list[int]) -> None:
+        if len(doc_ids) > max(_RELOAD_MIN, self.live // 4):  # e.g. after a reindex
+            return self._reload()  # reading everything costs less than a merge per batch
         for doc_id in doc_ids:
             if (row := self.rows.pop(doc_id, None)) is not None:
                 self.docs[row] = -1

@@ -1,7 +1,9 @@
-"""The current DDL of the vector tables, for rebuilding them under a new embedding model.
+"""The current DDL of the search tables that code rebuilds: the vector tables, which
+`reset_vectors` recreates when a reindex switches models or dimensions, and the keyword
+index's change-log triggers.
 
 Migrations keep their own frozen copies (a migration must not change when this file does);
-this is what `reset_vectors` runs when a reindex switches models or dimensions.
+tests/test_keywords.py checks that these still match what the migrations created.
 """
 
 VECF_SQL = "CREATE TABLE search_vecf (doc_id INTEGER PRIMARY KEY, embedding BLOB NOT NULL)"
@@ -15,6 +17,16 @@ VECF_TRIGGERS = [
     "BEGIN INSERT INTO search_vec_log(doc_id) VALUES (new.doc_id); END",
 ]
 RELOAD_ALL = "INSERT INTO search_vec_log(doc_id) VALUES (NULL)"
+# search_fts's changes go to search_fts_log (migration 0008), for retrieval.keywords; a
+# recreated search_fts (bench/recall.py's tokenizer experiments) needs them again.
+FTS_TRIGGERS = [
+    "CREATE TRIGGER search_fts_added AFTER INSERT ON search_fts_content "
+    "BEGIN INSERT INTO search_fts_log(doc_id) VALUES (new.id); END",
+    "CREATE TRIGGER search_fts_removed AFTER DELETE ON search_fts_content "
+    "BEGIN INSERT INTO search_fts_log(doc_id) VALUES (old.id); END",
+    "CREATE TRIGGER search_fts_changed AFTER UPDATE ON search_fts_content "
+    "BEGIN INSERT INTO search_fts_log(doc_id) VALUES (new.id); END",
+]
 
 
 def vec_sql(dimension: int) -> str:

@@ -109,6 +109,18 @@ def test_a_document_changed_twice_between_merges_counts_once(owner):
         assert index_ranking(query) == fts_ranking(query), query
 
 
+def test_many_changes_at_once_reload_everything(owner, monkeypatch):
+    monkeypatch.setattr(keywords, "_RELOAD_MIN", 1)  # a reload above one changed document
+    fact(owner, "杭州 西湖")
+    held = keywords.current(backends.KEYWORD_FIELDS, backends.BM25_WEIGHTS)
+    tokenizer = held.tokenizer
+    fact(owner, "杭州 龙井")
+    assert held.tokenizer is tokenizer and index_ranking("龙井") == fts_ranking("龙井")
+    for text in ("杭州 咖啡", "西湖 咖啡"):
+        fact(owner, text)
+    assert index_ranking("咖啡") == fts_ranking("咖啡") and held.tokenizer is not tokenizer
+
+
 def test_a_row_written_by_another_connection_is_seen(owner):
     fact(owner, "杭州 西湖")
     assert len(index_ranking("龙井")) == 0
@@ -182,6 +194,15 @@ def test_warming_up_loads_it_before_the_first_search(owner):
     (held,) = keywords._indexes.values()
     assert len(held.rows) == 1 and held.seq is not None
     gc.unfreeze()
+
+
+def test_the_current_ddl_is_what_the_migrations_created():
+    from retrieval import schema
+
+    with connection.cursor() as cur:
+        cur.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'search_%'")
+        created = {row[0] for row in cur.fetchall()}
+    assert set(schema.FTS_TRIGGERS) | set(schema.VECF_TRIGGERS) == created
 
 
 def test_query_terms_are_the_quoted_ones():
