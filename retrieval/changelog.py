@@ -59,6 +59,17 @@ class LogFollower:
         return None if None in ids else ids
 
 
+def rows_of(select: str, doc_ids: list[int], chunk: int = 500):
+    """The rows of `select`, whose "{}" is filled with the IN list, for these documents: one
+    batch per `chunk` ids (a statement takes only so many parameters)."""
+    for start in range(0, len(doc_ids), chunk):
+        part = doc_ids[start : start + chunk]
+        with connection.cursor() as cur:
+            cur.execute(select.format(", ".join(["%s"] * len(part))), part)
+            batch = cur.fetchall()
+        yield batch
+
+
 def prune(log_table: str, keep: int = 100_000) -> int:
     """Drop all but the newest `keep` entries (nightly); a process further behind than that
     reloads instead of replaying the log."""

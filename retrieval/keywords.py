@@ -171,15 +171,9 @@ class KeywordIndex(LogFollower):
                 self.docs[row] = -1
                 self.live, self.dead = self.live - 1, self.dead + 1
                 self.total -= int(self.lengths[row])
-        for start in range(0, len(doc_ids), 500):
-            chunk = doc_ids[start : start + 500]
-            with connection.cursor() as cur:
-                marks = ", ".join(["%s"] * len(chunk))
-                cur.execute(
-                    f"SELECT rowid, {', '.join(COLUMNS)} FROM search_fts WHERE rowid IN ({marks})",
-                    chunk,
-                )
-                self._add(cur.fetchall(), self.pending_parts)
+        select = f"SELECT rowid, {', '.join(COLUMNS)} FROM search_fts WHERE rowid IN ({{}})"
+        for batch in changelog.rows_of(select, doc_ids):
+            self._add(batch, self.pending_parts)
         held = sum(len(p.rows) for p in self.base)
         if sum(len(t[0]) for part in self.pending_parts for t in part) > max(
             _PENDING_MIN, held // 8

@@ -63,12 +63,7 @@ class VectorMatrix(LogFollower):
 
     def _apply(self, doc_ids: list[int]) -> None:
         found: set[int] = set()
-        for start in range(0, len(doc_ids), 500):
-            chunk = doc_ids[start : start + 500]
-            with connection.cursor() as cur:
-                marks = ", ".join(["%s"] * len(chunk))
-                cur.execute(f"{_ROWS} WHERE v.doc_id IN ({marks})", chunk)
-                batch = cur.fetchall()
+        for batch in changelog.rows_of(_ROWS + " WHERE v.doc_id IN ({})", doc_ids):
             self._put(batch)
             found.update(row[0] for row in batch)
         for doc_id in set(doc_ids) - found:  # gone from the table: removed

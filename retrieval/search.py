@@ -657,10 +657,6 @@ def _record(result: SearchResult, owner: Owner, caller: str, now: datetime) -> N
         _write_recall(entry, items, now)
 
 
-def _marks(values) -> str:
-    return ", ".join(["%s"] * len(values))
-
-
 def _write_recall(entry: dict, items: list[tuple], now: datetime) -> None:
     """One write transaction: access counters (seeds 002/003) and the recall log entry.
 
@@ -675,13 +671,13 @@ def _write_recall(entry: dict, items: list[tuple], now: datetime) -> None:
             if facts:
                 cur.execute(
                     f"UPDATE {Fact._meta.db_table} SET access_count = access_count + 1, "
-                    f"last_accessed_at = %s WHERE id IN ({_marks(facts)})",
+                    f"last_accessed_at = %s WHERE id IN ({backends._in(facts)})",
                     [at, *facts],
                 )
             if episodes:
                 cur.execute(
                     f"UPDATE {Episode._meta.db_table} SET access_count = access_count + 1 "
-                    f"WHERE id IN ({_marks(episodes)})",
+                    f"WHERE id IN ({backends._in(episodes)})",
                     episodes,
                 )
             cur.execute(_INSERT_RECALL, _recall_values(entry, at))
@@ -696,7 +692,7 @@ _RECALL_COLUMNS = (
 ).split()
 _INSERT_RECALL = (
     f"INSERT INTO {RecallLog._meta.db_table} ({', '.join(_RECALL_COLUMNS)}, created_at) "
-    f"VALUES ({_marks(_RECALL_COLUMNS)}, %s)"
+    f"VALUES ({backends._in(_RECALL_COLUMNS)}, %s)"
 )
 _INSERT_HIT = (
     f"INSERT INTO {RecallHit._meta.db_table} (log_id, kind, object_id, rank, score) "
