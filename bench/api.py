@@ -7,11 +7,13 @@ What it does, in order:
 2. `manage.py serve` on 127.0.0.1 with a free port: waitress (the server `make run` uses)
    and the Huey consumer beside it, so indexing and extraction run during the load;
 3. a load generator in another process: N concurrent clients (threads with keep-alive
-   connections) for S seconds on each of POST /turns, POST /search and POST /context; before
-   each endpoint it waits until the consumer has emptied its queue (the /turns phase leaves
-   thousands of extraction and embedding jobs), so no phase pays for the previous one;
-4. requests/s, p50 / p95 / p99 latency, the error count, and for /turns whether every
-   acknowledged turn is in the database afterwards (nothing lost).
+   connections) for S seconds on the baseline GET /profile (the cheapest authenticated call),
+   then on each of POST /turns, POST /search and POST /context; before each phase it waits
+   until the consumer has emptied its queue (the /turns phase leaves thousands of extraction
+   and embedding jobs), so no phase pays for the previous one;
+4. requests/s, p50 / p95 / p99 latency, the error count, each endpoint's p95 against the
+   baseline's, and for /turns whether every acknowledged turn is in the database afterwards
+   (nothing lost).
 
 The per-token rate limit is switched off for the server under test (one token drives all
 clients); the limiter itself is covered by tests/test_api_auth.py. Targets on the reference
@@ -113,6 +115,13 @@ TIMES = ["周一", "周末", "早上", "晚上", "每天", "上个月", "明年"
 # ----------------------------------------------------------------------------------------------
 
 
+# The baseline phase: GET /profile, the cheapest call that still passes through everything a
+# request does here (waitress, Django's middleware, django-ninja, the token check, one read).
+# Its p95 under the same 8 clients is what this server and machine cost before any endpoint's
+# own work, so each endpoint's figures are printed against it.
+FLOOR = "profile"
+
+
 def sentence(rng: random.Random) -> str:
     return (
         f"{rng.choice(PEOPLE)}{rng.choice(TIMES)}在{rng.choice(PLACES)}"
@@ -146,10 +155,11 @@ def client_loop(host, port, token, endpoint, seconds, client, run, out):
     lat, statuses, created, n = [], {}, [], 0
     stop = time.perf_counter() + seconds
     while time.perf_counter() < stop:
-        body = json.dumps(make_body(endpoint, client, n, rng, run)).encode()
+        method = "GET" if endpoint == FLOOR else "POST"
+        body = None if endpoint == FLOOR else json.dumps(make_body(endpoint, client, n, rng, run))
         t0 = time.perf_counter()
         try:
-            conn.request("POST", f"/api/v1/{endpoint}", body, headers)
+            conn.request(method, f"/api/v1/{endpoint}", body and body.encode(), headers)
             response = conn.getresponse()
             data = response.read()
             status = response.status
@@ -364,7 +374,7 @@ def percentile(values: list[float], q: float) -> float:
     )
 
 
-def report(endpoint: str, result: dict, seconds: float) -> tuple[str, dict]:
+def report(endpoint: str, result: dict, seconds: float, floor: dict | None) -> tuple[str, dict]:
     lat = result["latencies"]
     errors = sum(c for code, c in result["statuses"].items() if not 200 <= code < 300)
     figures = {
@@ -376,11 +386,14 @@ def report(endpoint: str, result: dict, seconds: float) -> tuple[str, dict]:
         "errors": errors,
         "statuses": result["statuses"],
     }
+    method = "GET" if endpoint == FLOOR else "POST"
     line = (
-        f"POST /{endpoint:<8} {figures['requests']:>7} req  {figures['rps']:>7.1f} req/s  "
+        f"{method:<4} /{endpoint:<8} {figures['requests']:>7} req  {figures['rps']:>7.1f} req/s  "
         f"p50 {figures['p50']:>6.1f} ms  p95 {figures['p95']:>6.1f} ms  "
         f"p99 {figures['p99']:>6.1f} ms  errors {errors}"
     )
+    if floor:
+        line += f"  (p95 {figures['p95'] / floor['p95']:.1f}x the baseline's)"
     return line, figures
 
 
@@ -408,7 +421,9 @@ def main() -> None:
     )
     parser.add_argument("--keep", action="store_true", help="keep the run's data directory")
     parser.add_argument(
-        "--endpoints", default="turns,search,context", help="which phases to run, comma-separated"
+        "--endpoints",
+        default=f"{FLOOR},turns,search,context",
+        help=f"which phases to run, comma-separated ({FLOOR}: the baseline, GET /{FLOOR})",
     )
     parser.add_argument("--seed-into", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -424,7 +439,7 @@ def main() -> None:
     run = f"bench{int(time.time())}"
     print(f"Server: waitress + Huey consumer on 127.0.0.1:{port}; data in {data_dir}")
     print(f"{args.clients} clients x {args.seconds:g} s per endpoint, {args.facts} facts\n")
-    failed = []
+    failed, floor = [], None
     try:
         warm_up(port, token, run)
         for endpoint in args.endpoints.split(","):
@@ -433,8 +448,10 @@ def main() -> None:
             if (waited := wait_for_queue(port)) > 1:
                 print(f"   (waited {waited:.0f} s for the consumer to finish queued jobs)")
             result = run_phase(port, token, endpoint, args, run)
-            line, figures = report(endpoint, result, args.seconds)
+            line, figures = report(endpoint, result, args.seconds, floor)
             print(line, flush=True)
+            if endpoint == FLOOR:
+                floor = figures
             if figures["errors"]:
                 print(f"   statuses: {figures['statuses']}")
                 failed.append(f"{endpoint}: {figures['errors']} errors")

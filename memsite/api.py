@@ -63,7 +63,22 @@ class Renderer(JSONRenderer):
     json_dumps_params = {"ensure_ascii": False}
 
 
-api = NinjaAPI(
+class CuratorApi(NinjaAPI):
+    """Builds the OpenAPI schema once per path prefix. Building it walks every operation's
+    pydantic models (about 200 ms), and the operations never change after start-up, so a
+    client polling /openapi.json or a few people opening /docs would each cost that again.
+    Callers get the shared dict and must not change it (ninja only serializes it)."""
+
+    def get_openapi_schema(self, *, path_prefix=None, path_params=None):
+        if path_prefix is None:
+            path_prefix = self.get_root_path(path_params or {})
+        schemas = self.__dict__.setdefault("_schemas", {})
+        if path_prefix not in schemas:
+            schemas[path_prefix] = super().get_openapi_schema(path_prefix=path_prefix)
+        return schemas[path_prefix]
+
+
+api = CuratorApi(
     title="Memory Curator API",
     version="1",
     description=(

@@ -67,3 +67,17 @@ def test_the_docs_page_works_offline(client_in):
 def test_the_docs_page_sends_a_visitor_to_the_login(client, db):
     response = client.get("/api/v1/docs")
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_the_schema_is_built_once_and_then_served_as_built(api, monkeypatch):
+    import ninja.main
+
+    from memsite.api import api as ninja_api
+
+    built = []
+    real = ninja.main.get_schema
+    monkeypatch.setattr(ninja.main, "get_schema", lambda **kw: built.append(kw) or real(**kw))
+    monkeypatch.setattr(ninja_api, "_schemas", {}, raising=False)
+    first, second = api.get("/openapi.json").json(), api.get("/openapi.json").json()
+    assert first == second
+    assert len(built) == 1

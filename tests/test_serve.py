@@ -48,7 +48,8 @@ def _start_serve(env, stderr_file, port):
 
 def _wait_for_ready_line(proc, timeout=20):
     """Read stdout in a thread so a silent or crashed server fails the test instead of hanging."""
-    lines = queue.Queue()
+    # Later lines stay readable from proc.lines.
+    proc.lines = lines = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
     while True:
         try:
@@ -122,9 +123,14 @@ def _children(pid):
 def test_several_web_processes_serve_one_port_and_stop_together(env, tmp_path, signum):
     stderr_path = tmp_path / "serve.err"
     with stderr_path.open("w") as stderr_file:
-        proc = _start_serve({**env, "MEMSITE_WEB_PROCESSES": "3"}, stderr_file, port=0)
+        proc = _start_serve(
+            {**env, "MEMSITE_WEB_PROCESSES": "3", "MEMSITE_WEB_THREADS": "1"}, stderr_file, port=0
+        )
     try:
         url, consumer_pid = _wait_for_ready_line(proc)
+        assert proc.lines.get(timeout=10).strip() == (
+            "3 web processes serve the same port, 1 request thread(s) each."
+        )
         workers = [pid for pid in _children(proc.pid) if pid != consumer_pid]
         assert len(workers) == 2
         statuses = [_http_status(url) for _ in range(12)]

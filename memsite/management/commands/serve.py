@@ -20,10 +20,6 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from waitress import create_server
 
-# Two request threads per core: with one GIL, more only fight over it. Measured on 2 cores with
-# bench/api.py (8 clients): 8 -> 4 threads took /search p95 from 465 to 276 ms, /context from
-# 410 to 252 ms, and /turns from 135-189 to 192-214 requests/s.
-WAITRESS_THREADS = 2 * (os.cpu_count() or 2)
 # Huey gets SHUTDOWN_TIMEOUT to finish running tasks after SIGTERM; we kill it after GRACE_SECONDS.
 SHUTDOWN_TIMEOUT = 8
 GRACE_SECONDS = 10
@@ -76,13 +72,16 @@ class Command(BaseCommand):
             # Only when another program took the port after _ensure_port_free.
             return self._bind_error_message(host, port, exc)
         self._workers = [_fork_worker(app, sock) for _ in range(settings.WEB_PROCESSES - 1)]
-        server = create_server(app, sockets=[sock], threads=WAITRESS_THREADS)
+        server = create_server(app, sockets=[sock], threads=settings.WEB_THREADS)
         self._watch_consumer(consumer)
         self._watch_workers()
         threading.Thread(target=_warm_up, name="search-warm-up", daemon=True).start()
         self._announce(server, host, port, consumer.pid)
         if self._workers:
-            self.stdout.write(f"{len(self._workers) + 1} web processes serve the same port.")
+            self.stdout.write(
+                f"{len(self._workers) + 1} web processes serve the same port, "
+                f"{settings.WEB_THREADS} request thread(s) each."
+            )
             self.stdout.flush()
         try:
             server.run()  # returns once a signal handler raised KeyboardInterrupt
@@ -223,7 +222,7 @@ def _fork_worker(app, sock) -> int:
         if sys.platform.startswith("linux"):
             ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
         threading.Thread(target=_warm_up, name="search-warm-up", daemon=True).start()
-        create_server(app, sockets=[sock], threads=WAITRESS_THREADS).run()
+        create_server(app, sockets=[sock], threads=settings.WEB_THREADS).run()
     except KeyboardInterrupt:  # SIGTERM from the parent, or Ctrl-C in the terminal
         pass
     except BaseException:
