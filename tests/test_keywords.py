@@ -2,6 +2,7 @@
 
 import gc
 import random
+from datetime import timedelta
 
 import pytest
 from django.db import connection, transaction
@@ -163,6 +164,23 @@ def test_search_uses_it_and_returns_what_the_sql_returns(owner, monkeypatch):
     monkeypatch.setattr(keywords, "current", lambda *a: pytest.fail("index used"))
     monkeypatch.setattr(backends.settings, "SEARCH_KEYWORD_INDEX", False)
     assert with_index == keyword_hits("杭州 咖啡 running", owner.pk, 5) and with_index
+
+
+def test_a_scoped_search_filters_the_ranking_like_the_joined_query(owner, monkeypatch):
+    old, new = session(owner, "old"), session(owner, "new")
+    last_month = timezone.now() - timedelta(days=30)
+    for i in range(12):  # the best matches, but outside the scope
+        turn(new, f"杭州 西湖 龙井 {i}")
+    turn(old, "杭州 西湖 龙井 上个月", when=last_month)
+    for i in range(30):  # enough documents without 龙井 for it to count
+        fact(owner, f"杭州 西湖 {'咖啡 ' * (i % 4)}")
+    day = timedelta(days=1)
+    scoped = Filters(owner.pk, time_from=last_month - day, time_to=last_month + day)
+    ranked = keyword_hits("杭州 西湖 龙井", owner.pk, 3, filters=scoped)
+    assert backends._keyword_hits_unjoined(backends._terms("杭州 西湖 龙井"), scoped, 3) == ranked
+    monkeypatch.setattr(backends, "_keyword_hits_unjoined", lambda *a: None)
+    assert keyword_hits("杭州 西湖 龙井", owner.pk, 3, filters=scoped) == ranked
+    assert len(ranked) == 3 and ranked[0].kind == "turn"  # the one turn in scope ranks first
 
 
 def test_transactional_or_switched_off_searches_ask_fts5(owner, monkeypatch, settings):

@@ -135,11 +135,28 @@ def test_a_pruned_log_or_a_new_model_reloads_everything(owner):
     assert matrix.current(384).rows == {}
 
 
-def test_scoped_or_transactional_searches_use_sqlite_vec(owner, monkeypatch):
-    fact(owner, TEXTS[4])
+def test_a_scoped_search_filters_the_matrix_ranking_like_sqlite_vec(owner, monkeypatch):
+    old, new = session(owner, "old"), session(owner, "new")
+    last_month = timezone.now() - timedelta(days=30)
+    for i in range(12):  # what the query is most like, but outside the scope
+        turn(new, f"我每天早上喝咖啡 {i}")
+    turn(old, "那天早上喝了一杯咖啡", when=last_month)
+    for text in TEXTS:
+        fact(owner, text)
+    day = timedelta(days=1)
+    scoped = Filters(owner.pk, time_from=last_month - day, time_to=last_month + day)
+    ours, sql = matrix_and_sql("早上喝咖啡", scoped, 3)
+    assert [h.doc_id for h in ours] == [h.doc_id for h in sql]
+    assert len(ours) == 3
+    monkeypatch.setattr(backends, "_knn_exact", lambda *a: pytest.fail("fell back to SQL"))
+    assert vector_hits_for(embed_query("早上喝咖啡"), scoped, 3) == ours
+
+
+def test_scoped_event_or_transactional_searches_use_sqlite_vec(owner, monkeypatch):
+    turn(session(owner), TEXTS[4])
     monkeypatch.setattr(matrix, "current", lambda dim: pytest.fail("matrix used"))
-    scoped = Filters(owner.pk, time_from=timezone.now() - timedelta(days=1))
-    assert vector_hits_for(embed_query("生日"), scoped, 5)
+    events = Filters(owner.pk, kinds=("turn",), time_from=timezone.now() - timedelta(days=1))
+    assert vector_hits_for(embed_query("生日"), events, 5)
     with transaction.atomic():
         assert vector_hits_for(embed_query("生日"), Filters(owner.pk), 5)
 
