@@ -69,13 +69,16 @@ class CuratorApi(NinjaAPI):
     client polling /openapi.json or a few people opening /docs would each cost that again.
     Callers get the shared dict and must not change it (ninja only serializes it)."""
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._schemas = {}
+
     def get_openapi_schema(self, *, path_prefix=None, path_params=None):
         if path_prefix is None:
             path_prefix = self.get_root_path(path_params or {})
-        schemas = self.__dict__.setdefault("_schemas", {})
-        if path_prefix not in schemas:
-            schemas[path_prefix] = super().get_openapi_schema(path_prefix=path_prefix)
-        return schemas[path_prefix]
+        if path_prefix not in self._schemas:
+            self._schemas[path_prefix] = super().get_openapi_schema(path_prefix=path_prefix)
+        return self._schemas[path_prefix]
 
 
 api = CuratorApi(

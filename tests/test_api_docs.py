@@ -77,7 +77,7 @@ def test_the_schema_is_built_once_and_then_served_as_built(api, monkeypatch):
     built = []
     real = ninja.main.get_schema
     monkeypatch.setattr(ninja.main, "get_schema", lambda **kw: built.append(kw) or real(**kw))
-    monkeypatch.setattr(ninja_api, "_schemas", {}, raising=False)
+    monkeypatch.setattr(ninja_api, "_schemas", {})
     first, second = api.get("/openapi.json").json(), api.get("/openapi.json").json()
     assert first == second
     assert len(built) == 1
