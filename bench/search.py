@@ -333,18 +333,7 @@ def keyword_index_check(qs: list[str]) -> dict:
     """The in-memory keyword ranking against FTS5's own, same queries, same process: how many
     of the top 101 lists are identical (ids and scores), the time of each (p50 / p95 ms,
     ranking alone) and of loading the index."""
-    from django.db import connection
-
     from retrieval import backends, keywords
-
-    def fts(terms):
-        with connection.cursor() as cur:
-            cur.execute(
-                f"SELECT rowid, {backends._bm25()} AS s FROM search_fts WHERE search_fts MATCH %s "
-                "ORDER BY s, rowid DESC LIMIT 101",
-                [backends.seg.match_terms(*terms)],
-            )
-            return [tuple(row) for row in cur.fetchall()]
 
     keywords._indexes.clear()
     started = time.perf_counter()
@@ -359,7 +348,7 @@ def keyword_index_check(qs: list[str]) -> dict:
         mine = backends._keyword_index_ranking(*terms, 101)
         ours.append((time.perf_counter() - started) * 1000)
         started = time.perf_counter()
-        sql = fts(terms)
+        sql = [tuple(row) for row in backends._fts_ranking(backends.seg.match_terms(*terms), 101)]
         theirs.append((time.perf_counter() - started) * 1000)
         same += mine == sql
     return {

@@ -146,17 +146,21 @@ def _keyword_hits_unjoined(
 
     def ranking(count: int) -> list[tuple]:
         ranked = _keyword_index_ranking(*terms, count)
-        if ranked is not None:
-            return ranked
-        with connection.cursor() as cur:
-            cur.execute(
-                f"SELECT rowid, {_bm25()} AS score FROM search_fts WHERE search_fts MATCH %s "
-                "ORDER BY score, rowid DESC LIMIT %s",
-                [seg.match_terms(*terms), count],
-            )
-            return cur.fetchall()
+        return _fts_ranking(seg.match_terms(*terms), count) if ranked is None else ranked
 
     return _first_passing(ranking, f, limit, lambda score: score)
+
+
+def _fts_ranking(match: str, count: int) -> list[tuple]:
+    """FTS5's own top `count` (rowid, bm25) for a MATCH, unfiltered: best first, equal scores
+    newest first (the ranking the in-memory postings reproduce)."""
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT rowid, {_bm25()} AS score FROM search_fts WHERE search_fts MATCH %s "
+            "ORDER BY score, rowid DESC LIMIT %s",
+            [match, count],
+        )
+        return cur.fetchall()
 
 
 def _keyword_index_ranking(tokens: list[str], grams: list[str], count: int) -> list | None:
@@ -236,7 +240,7 @@ def _terms(query: str) -> tuple[list[str], list[str]]:
 
 
 def _match(query: str) -> str:
-    """The MATCH both keyword functions run."""
+    """The MATCH keyword_scores runs (keyword_hits builds the same from _terms)."""
     return seg.match_terms(*_terms(query))
 
 

@@ -59,6 +59,21 @@ class LogFollower:
         return None if None in ids else ids
 
 
+_held_lock = threading.Lock()
+
+
+def held(followers: dict, make, *params) -> LogFollower:
+    """This process's follower for the database in use and these parameters, from
+    `followers` (made by `make(*params)` on first use), brought up to date."""
+    key = (str(connection.settings_dict["NAME"]), *params)
+    with _held_lock:
+        follower = followers.get(key)
+        if follower is None:
+            follower = followers[key] = make(*params)
+    follower.refresh()
+    return follower
+
+
 def rows_of(select: str, doc_ids: list[int], chunk: int = 500):
     """The rows of `select`, whose "{}" is filled with the IN list, for these documents: one
     batch per `chunk` ids (a statement takes only so many parameters)."""

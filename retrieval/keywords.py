@@ -23,7 +23,6 @@ documents go to a small pending set, merged into the main postings when it grows
 
 import math
 import re
-import threading
 from array import array
 from itertools import chain
 
@@ -298,16 +297,11 @@ class KeywordIndex(LogFollower):
 
 
 _indexes: dict[tuple, KeywordIndex] = {}
-_indexes_lock = threading.Lock()
 
 
 def current(fields: tuple[tuple[int, ...], ...], weights: tuple[float, ...]) -> KeywordIndex:
     """This process's keyword index for the database in use, brought up to date."""
-    key = (str(connection.settings_dict["NAME"]), fields, weights)
-    with _indexes_lock:
-        index = _indexes.setdefault(key, KeywordIndex(fields, weights))
-    index.refresh()
-    return index
+    return changelog.held(_indexes, KeywordIndex, fields, weights)
 
 
 def prune_log(keep: int = 100_000) -> int:

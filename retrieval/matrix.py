@@ -12,8 +12,6 @@ The matrix follows the database through search_vec_log, which triggers on search
 whichever process writes a vector (retrieval/changelog.py).
 """
 
-import threading
-
 import numpy as np
 from django.db import connection
 
@@ -156,16 +154,11 @@ def _rescored(vectors, codes, scales, query, wanted, shortlist: int, scan):
 
 
 _matrices: dict[tuple[str, int], VectorMatrix] = {}
-_matrices_lock = threading.Lock()
 
 
 def current(dimension: int) -> VectorMatrix:
     """This process's matrix for the database in use, brought up to date."""
-    key = (str(connection.settings_dict["NAME"]), dimension)
-    with _matrices_lock:
-        matrix = _matrices.setdefault(key, VectorMatrix(dimension))
-    matrix.refresh()
-    return matrix
+    return changelog.held(_matrices, VectorMatrix, dimension)
 
 
 def prune_log(keep: int = 100_000) -> int:

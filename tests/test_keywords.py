@@ -34,13 +34,7 @@ def owner():
 
 def fts_ranking(query: str, count: int = 41) -> list[tuple[int, float]]:
     """What FTS5 itself returns for the query (the SQL the index replaces)."""
-    with connection.cursor() as cur:
-        cur.execute(
-            f"SELECT rowid, {backends._bm25()} AS score FROM search_fts WHERE search_fts MATCH %s "
-            "ORDER BY score, rowid DESC LIMIT %s",
-            [backends._match(query), count],
-        )
-        return [tuple(row) for row in cur.fetchall()]
+    return [tuple(row) for row in backends._fts_ranking(backends._match(query), count)]
 
 
 def index_ranking(query: str, count: int = 41):
