@@ -33,7 +33,7 @@ $(ENGINE): retrieval/engine/e5q.c retrieval/engine/e5.h $(STAMP)
 	$(PY) -m retrieval.engine.build $@
 
 messages: install ## Compile translations (.po -> .mo) without GNU gettext
-	$(PY) -m memsite.i18n
+	$(PY) -m memsite.core.i18n
 
 migrate: install
 	$(PY) manage.py migrate --noinput

@@ -65,7 +65,7 @@ def hourly_upkeep() -> None:
 @db_periodic_task(schedule.at_local(settings.CONSOLIDATE_HOUR, 30))
 def prune_conversation_logs() -> None:
     """The JSONL conversation backup keeps CONVERSATION_LOG_RETENTION_DAYS (files only)."""
-    from memsite import history_log
+    from curator import history_log
 
     history_log.prune()
 

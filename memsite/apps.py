@@ -6,4 +6,4 @@ class MemsiteConfig(AppConfig):
     verbose_name = "Memory Curator"
 
     def ready(self) -> None:
-        from memsite import checks  # noqa: F401  (registers the start-up checks)
+        from memsite.core import checks  # noqa: F401  (registers the start-up checks)

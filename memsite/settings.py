@@ -7,7 +7,7 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
-from memsite.env import env, env_bool, env_float, env_int
+from memsite.core.env import env, env_bool, env_float, env_int
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(env("MEMSITE_DATA_DIR", str(BASE_DIR / "data"))).expanduser().resolve()
@@ -76,8 +76,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    "memsite.middleware.PagesLoginRequiredMiddleware",
-    "memsite.middleware.HtmxMessagesMiddleware",
+    "memsite.web.middleware.PagesLoginRequiredMiddleware",
+    "memsite.web.middleware.HtmxMessagesMiddleware",
 ]
 
 ROOT_URLCONF = "memsite.urls"
@@ -94,7 +94,7 @@ TEMPLATES = [
                 "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "memsite.navigation.navigation",
+                "memsite.web.navigation.navigation",
             ],
         },
     }
@@ -103,7 +103,7 @@ TEMPLATES = [
 # The custom backend loads sqlite-vec into every connection (see memsite/db/base.py).
 DATABASES = {
     "default": {
-        "ENGINE": "memsite.db",
+        "ENGINE": "memsite.core.db",
         "NAME": DATA_DIR / "memory.sqlite3",
         "OPTIONS": {
             "init_command": "PRAGMA journal_mode=WAL;PRAGMA synchronous=NORMAL;"
@@ -149,7 +149,7 @@ CACHE_DIR = DATA_DIR / "cache"
 
 # Huey: a SQLite queue file beside the database; tests run tasks inline.
 HUEY = {
-    "huey_class": "memsite.queue.MemsiteHuey",
+    "huey_class": "memsite.core.queue.MemsiteHuey",
     "name": "memsite",
     "filename": str(DATA_DIR / "huey.sqlite3"),
     "immediate": env_bool("MEMSITE_HUEY_IMMEDIATE", False),
@@ -193,7 +193,7 @@ API_MAX_BODY_BYTES = env_int("MEMSITE_API_MAX_BODY_BYTES", 1024 * 1024)
 API_ATTACHMENT_MAX_BYTES = env_int("MEMSITE_API_ATTACHMENT_MAX_BYTES", 20 * 1024 * 1024)
 API_RATE_LIMIT = env_int("MEMSITE_API_RATE_LIMIT", 600)
 INSTALLED_APPS += ["ninja"]
-MIDDLEWARE.insert(0, "memsite.api_errors.ApiErrorMiddleware")  # outermost: sees every error
+MIDDLEWARE.insert(0, "memsite.api.errors.ApiErrorMiddleware")  # outermost: sees every error
 
 # Lifecycle (issue 6): extraction frequency, the embedding retry queue, the nightly
 # consolidation and its thresholds. Importance is on the write path's 0-1 scale.
@@ -255,8 +255,8 @@ RECALL_LOG_DAYS = env_int("MEMSITE_RECALL_LOG_DAYS", 90)
 SEARCH_RECORD_IN_BACKGROUND = env_bool("MEMSITE_SEARCH_RECORD_IN_BACKGROUND", True)
 
 # Review desk (issue 3): the navigation's review count, and logins land on the review queue
-# once onboarding is done (curator.views.landing decides).
-TEMPLATES[0]["OPTIONS"]["context_processors"].append("curator.context_processors.review_badge")
+# once onboarding is done (memsite.web.home.landing decides).
+TEMPLATES[0]["OPTIONS"]["context_processors"].append("memsite.web.context_processors.review_badge")
 LOGIN_REDIRECT_URL = "landing"
 
 # Episodes and attachments pages (issue 8): the file types an upload may have, on the page and

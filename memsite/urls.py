@@ -3,16 +3,16 @@ from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
 from django.views.i18n import set_language
 
-from memsite import accounts
 from memsite.api import api
+from memsite.web import accounts
 
 urlpatterns = [
     # First: agents call it most, and every pattern tried before it costs each API request.
     path("api/v1/", api.urls),
-    path("settings/tokens/", include("memsite.urls_tokens")),
-    path("", include("curator.urls")),
-    path("", include("retrieval.urls")),
-    path("", include("lifecycle.urls")),
+    path("settings/tokens/", include("memsite.web.urls_tokens")),
+    path("", include("memsite.web.urls_curator")),
+    path("", include("memsite.web.urls_retrieval")),
+    path("", include("memsite.web.urls_jobs")),
     path("setup/", accounts.setup, name="setup"),
     path("accounts/login/", accounts.LoginView.as_view(), name="login"),
     path("accounts/logout/", accounts.LogoutView.as_view(), name="logout"),

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
+from memsite.core.tokens import create_token, limiter
 from memsite.models import TokenScope
-from memsite.tokens import create_token, limiter
 
 BASE = "/api/v1"
 

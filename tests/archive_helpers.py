@@ -7,8 +7,8 @@ from pathlib import Path
 from django.core.files.base import ContentFile
 
 from curator import cards, demo
-from curator.archive import KINDS
 from curator.models import Attachment, CardAuthor, Owner, Session
+from lifecycle.archive import KINDS
 from retrieval.models import RegressionCheck, SearchDoc
 
 FILE_BYTES = "订单导出 order export\n第二行\n".encode()

@@ -18,6 +18,6 @@ SEARCH_STATE_TTL = 0  # tests change the embedding space as another process woul
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast logins in tests
 
 # `make test` compiles translations; this keeps a bare `pytest` run honest too.
-from memsite.i18n import compile_messages  # noqa: E402
+from memsite.core.i18n import compile_messages  # noqa: E402
 
 compile_messages(BASE_DIR)  # noqa: F405

@@ -7,8 +7,8 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
+from memsite.core.tokens import RateLimiter, create_token, find_token, revoke_token
 from memsite.models import ApiToken, TokenScope
-from memsite.tokens import RateLimiter, create_token, find_token, revoke_token
 from tests.api_helpers import Api, assert_error
 
 TURN = {"session_id": "s1", "turn_index": 0, "role": "user", "content": "hi"}

@@ -49,7 +49,7 @@ def test_the_body_limit_is_configurable(api):
 
 
 def test_a_locked_database_is_a_503(api, monkeypatch):
-    from memsite import conversations
+    from curator import conversations
 
     def locked(*args, **kwargs):
         raise OperationalError("database is locked")
@@ -61,7 +61,7 @@ def test_a_locked_database_is_a_503(api, monkeypatch):
 
 
 def test_an_unexpected_error_is_a_json_500(api, monkeypatch, caplog):
-    from memsite import conversations
+    from curator import conversations
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
@@ -84,7 +84,7 @@ def test_a_real_lock_held_past_the_busy_timeout_is_a_503(fresh_limits):
     from django.db import connection
     from django.test import Client
 
-    from memsite.tokens import create_token
+    from memsite.core.tokens import create_token
     from tests.api_helpers import Api
 
     _, raw = create_token("agent")

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 
 from curator.models import Fact, FactStatus, MemoryEvent, Owner, PendingItem
-from memsite.tokens import create_token
+from memsite.core.tokens import create_token
 from tests.api_helpers import Api, assert_error
 
 CITY = {
@@ -213,8 +213,8 @@ def test_memories_belong_to_the_default_owner(api):
 
 
 def test_the_list_reads_the_newest_changes_in_index_order_instead_of_sorting_them(db):
-    from curator.views_facts import fact_list
-    from memsite.api_memories import MemoryFilters, find_facts
+    from memsite.api.memories import MemoryFilters, find_facts
+    from memsite.web.facts import fact_list
 
     for query in (find_facts(MemoryFilters()), fact_list(Owner.default(), {}, "active")):
         plan = query[:50].explain()

@@ -5,8 +5,8 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from memsite.core.tokens import find_token
 from memsite.models import ApiToken, TokenScope
-from memsite.tokens import find_token
 
 
 def run(*args) -> str:

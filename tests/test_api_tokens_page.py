@@ -2,8 +2,8 @@
 
 import re
 
+from memsite.core.tokens import create_token, find_token
 from memsite.models import ApiToken, TokenScope
-from memsite.tokens import create_token, find_token
 
 HX = {"HX-Request": "true"}
 

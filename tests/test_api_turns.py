@@ -6,8 +6,8 @@ import pytest
 from django.db import connection
 
 from curator.models import ConversationTurn, Session
+from memsite.core.tokens import create_token
 from memsite.models import TokenScope
-from memsite.tokens import create_token
 from tests.api_helpers import Api, assert_error
 
 TURN = {
@@ -95,7 +95,7 @@ def test_a_turn_after_the_end_reopens_the_session(api):
 def test_a_recorded_turn_is_indexed_and_queued_for_extraction(
     api, django_capture_on_commit_callbacks, monkeypatch
 ):
-    from memsite import conversations
+    from curator import conversations
 
     queued = []
     monkeypatch.setattr(conversations, "queue_extraction", queued.append)

@@ -6,7 +6,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from curator import archive, archive_import
+from lifecycle import archive, archive_import
 from memsite.models import ApiToken
 from tests.archive_helpers import FILE_BYTES, manifest, members, populate, rows, wipe
 

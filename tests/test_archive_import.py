@@ -7,8 +7,6 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from curator import archive
-from curator import archive_import as imp
 from curator.models import (
     ConversationTurn,
     EventType,
@@ -18,6 +16,8 @@ from curator.models import (
     Owner,
     Session,
 )
+from lifecycle import archive
+from lifecycle import archive_import as imp
 from retrieval.search import search
 from tests.archive_helpers import manifest, members, populate, rewrite, wipe
 

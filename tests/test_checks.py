@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from django.db import connection
 
-from memsite import checks
+from memsite.core import checks
 from retrieval.embedders import get_embedder
 from retrieval.models import EmbeddingSpace
 

@@ -8,10 +8,10 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from curator import history_log
+from curator.conversations import record_turn
 from curator.models import ConversationTurn
 from lifecycle import schedule
-from memsite import history_log
-from memsite.conversations import record_turn
 
 pytestmark = pytest.mark.django_db
 

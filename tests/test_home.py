@@ -6,7 +6,7 @@ from django.http import HttpResponse
 from django_htmx.middleware import HtmxDetails
 
 from curator.models import Fact, FactStatus, Owner, PendingItem, PendingReason
-from memsite.middleware import HtmxMessagesMiddleware
+from memsite.web.middleware import HtmxMessagesMiddleware
 from retrieval.models import EmbeddingSpace
 
 

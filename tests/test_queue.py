@@ -1,6 +1,6 @@
 """The Huey queue file: WAL with synchronous=NORMAL, and it still runs tasks."""
 
-from memsite.queue import MemsiteHuey
+from memsite.core.queue import MemsiteHuey
 
 
 def test_the_queue_uses_wal_without_an_fsync_per_enqueue(tmp_path):

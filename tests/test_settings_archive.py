@@ -7,9 +7,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from curator import archive
 from curator.models import EventType, Fact, MemoryEvent, Session
-from curator.views_archive import uploads_dir
+from lifecycle import archive
+from memsite.web.archive import uploads_dir
 from tests.archive_helpers import populate, wipe
 
 pytestmark = pytest.mark.django_db
@@ -111,7 +111,7 @@ def test_unknown_or_malformed_tokens_are_404_and_upload_rejects_get(client_in):
 
 
 def test_a_failing_import_is_rolled_back_and_explained(client_in, tmp_path, monkeypatch):
-    from curator import archive_import
+    from lifecycle import archive_import
 
     populate()
     response = upload(client_in, archive_bytes(tmp_path))

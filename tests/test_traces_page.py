@@ -5,8 +5,8 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from curator import conversations
 from curator.models import ConversationTurn, Owner, Session
-from memsite import conversations
 
 CALLS = [{"id": "c1", "function": {"name": "run_shell", "arguments": {"cmd": "free -m"}}}]
 RESULTS = [{"tool_call_id": "c1", "output": "orchard-2 内存不足 OOM killed celery"}]

@@ -7,7 +7,7 @@ import pytest
 from django.db import connection, transaction
 
 from curator.models import Owner
-from memsite.db.writelock import Timeout, WriteLock, for_database
+from memsite.core.db.writelock import Timeout, WriteLock, for_database
 
 
 def test_a_second_writer_waits_until_the_first_releases(tmp_path):
@@ -64,7 +64,7 @@ def test_a_transaction_fails_as_locked_while_another_writer_holds_the_lock(monke
 
     holder = WriteLock(str(connection.settings_dict["NAME"]))
     holder.acquire()
-    monkeypatch.setattr("memsite.db.writelock.TIMEOUT", 0.3)
+    monkeypatch.setattr("memsite.core.db.writelock.TIMEOUT", 0.3)
     try:
         with pytest.raises(OperationalError, match="database is locked"), transaction.atomic():
             Owner.default()

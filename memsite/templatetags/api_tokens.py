@@ -2,7 +2,7 @@
 
 from django import template
 
-from memsite.views_tokens import PANEL, panel_context
+from memsite.web.tokens import PANEL, panel_context
 
 register = template.Library()
 

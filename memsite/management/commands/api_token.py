@@ -8,8 +8,8 @@ from datetime import timedelta
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
+from memsite.core.tokens import create_token, find_token, list_tokens, revoke_token
 from memsite.models import TokenScope
-from memsite.tokens import create_token, find_token, list_tokens, revoke_token
 
 
 class Command(BaseCommand):

@@ -1,0 +1,600 @@
+"""Import: check an archive whole, preview what it would change, then restore or merge it.
+
+Nothing is written before the whole archive has been read and checked (zip integrity,
+manifest and format version, every JSON line, counts, references, files). Rows are written
+in one transaction; files are copied inside it and removed again if anything fails.
+
+Two modes:
+- restore: the install holds no memory yet (a blank owner row at most). Every row keeps
+  its original id, so links, event payloads and card markers stay valid as they were.
+- merge: items are matched by natural key (archive.KINDS). A new item is created with a
+  new id, and every link to it goes through an id map. An identical item is reused. A
+  conflicting item (same key, other content) is never overwritten: the existing one is
+  kept, and a `merge` event records the imported version in full, so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+import zipfile
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.db import models, transaction
+from django.utils.translation import gettext as _
+
+from curator.models import (
+    Actor,
+    Attachment,
+    CardRevision,
+    ConversationTurn,
+    Episode,
+    EventType,
+    Fact,
+    MemoryEvent,
+    Owner,
+    PendingItem,
+    Scratchpad,
+    Session,
+)
+from lifecycle import archive
+from lifecycle.archive import ATTACHMENT_PREFIX, KINDS, MEMORY_PREFIX, Kind
+from retrieval.models import RegressionCheck
+
+NEW, IDENTICAL, CONFLICT = "new", "identical", "conflicting"
+RESTORE, MERGE = "restore", "merge"
+FILES = "memory_files"  # the preview's row for the card files
+ALWAYS_IGNORED = frozenset({"id", "updated_at"})
+
+
+class ArchiveError(Exception):
+    """The archive cannot be imported; the message says why, for a person."""
+
+
+# --------------------------------------------------------------------------------------
+# Reading and checking
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Archive:
+    path: Path
+    manifest: dict
+    rows: dict[str, list[dict]]  # kind -> records (as exported)
+    values: dict[str, list[dict]]  # kind -> the same records as Python field values
+    memory_files: list[str]  # paths relative to MEMORY_DIR
+    attachment_files: set[str]  # storage names present in the archive
+
+    def record(self, kind: str, pk) -> dict | None:
+        return self._index()[kind].get(pk)
+
+    def _index(self) -> dict[str, dict]:
+        if not hasattr(self, "_by_id"):
+            self._by_id = {k: {r["id"]: r for r in rows} for k, rows in self.rows.items()}
+        return self._by_id
+
+
+def read(path: str | Path) -> Archive:
+    """The checked archive, or ArchiveError saying what is wrong (nothing is written)."""
+    path = Path(path)
+    try:
+        with zipfile.ZipFile(path) as zf:
+            bad = zf.testzip()  # reads every member: catches truncation and bit rot
+            if bad is not None:
+                raise ArchiveError(_("The archive is damaged (%(name)s).") % {"name": bad})
+            return _read_members(path, zf)
+    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+        raise ArchiveError(
+            _("This is not a readable zip archive (damaged or truncated?): %(error)s")
+            % {"error": exc}
+        ) from exc
+
+
+def _read_members(path: Path, zf: zipfile.ZipFile) -> Archive:
+    manifest = _manifest(zf)
+    counts = manifest["counts"]
+    rows, values = {}, {}
+    for kind in KINDS:
+        rows[kind.name], values[kind.name] = _read_kind(zf, kind, counts)
+    found = Archive(path, manifest, rows, values, [], set())
+    _check_references(found)
+    names = zf.namelist()
+    found.memory_files = [_safe(n[len(MEMORY_PREFIX) :]) for n in names if _is(n, MEMORY_PREFIX)]
+    found.attachment_files = {
+        _safe(n[len(ATTACHMENT_PREFIX) :]) for n in names if _is(n, ATTACHMENT_PREFIX)
+    }
+    _check_files(found, counts)
+    return found
+
+
+def _is(name: str, prefix: str) -> bool:
+    return name.startswith(prefix) and not name.endswith("/")
+
+
+def _manifest(zf: zipfile.ZipFile) -> dict:
+    try:
+        manifest = json.loads(zf.read("manifest.json"))
+    except KeyError:
+        raise ArchiveError(_("The archive has no manifest.json.")) from None
+    except (ValueError, UnicodeDecodeError):
+        raise ArchiveError(_("manifest.json is not valid JSON.")) from None
+    if not isinstance(manifest, dict) or manifest.get("format") != archive.FORMAT:
+        raise ArchiveError(_("This is not a Memory Curator archive."))
+    got = manifest.get("format_version")
+    if got != archive.FORMAT_VERSION:
+        raise ArchiveError(
+            _("The archive has format version %(got)s; this install reads version %(want)s.")
+            % {"got": got, "want": archive.FORMAT_VERSION}
+        )
+    counts = manifest.get("counts")
+    wanted = [k.name for k in KINDS] + [archive.CARD_FILES, archive.ATTACHMENT_FILES]
+    if not isinstance(counts, dict) or not all(isinstance(counts.get(k), int) for k in wanted):
+        raise ArchiveError(_("The manifest's counts are missing or invalid."))
+    return manifest
+
+
+def _read_kind(zf: zipfile.ZipFile, kind: Kind, counts: dict) -> tuple[list, list]:
+    name = f"data/{kind.name}.jsonl"
+    try:
+        raw = zf.read(name)
+    except KeyError:
+        raise ArchiveError(_("The archive lacks %(name)s.") % {"name": name}) from None
+    rows, values, seen = [], [], set()
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        record = _parse_line(line, name, number)
+        if record["id"] in seen:
+            raise ArchiveError(
+                _("%(name)s line %(n)s repeats an id.") % {"name": name, "n": number}
+            )
+        seen.add(record["id"])
+        rows.append(record)
+        values.append(_values(kind, record, name, number))
+    if len(rows) != counts[kind.name]:
+        raise ArchiveError(
+            _("%(name)s holds %(got)s rows but the manifest says %(want)s.")
+            % {"name": name, "got": len(rows), "want": counts[kind.name]}
+        )
+    return rows, values
+
+
+def _parse_line(line: bytes, name: str, number: int) -> dict:
+    try:
+        record = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        record = None
+    if not isinstance(record, dict) or not isinstance(record.get("id"), int):
+        raise ArchiveError(
+            _("%(name)s line %(n)s is not a valid record.") % {"name": name, "n": number}
+        )
+    return record
+
+
+def _values(kind: Kind, record: dict, name: str, number: int) -> dict[str, Any]:
+    """Field values as the model takes them; unknown keys (a newer exporter) are ignored."""
+    values = {}
+    for f in kind.model._meta.concrete_fields:
+        if f.attname not in record:
+            continue
+        try:
+            value = f.to_python(record[f.attname])
+            if value is None and not f.null and not isinstance(f, models.AutoField):
+                raise ValidationError("null")
+        except (ValidationError, TypeError, ValueError):
+            raise ArchiveError(
+                _("%(name)s line %(n)s: the value of %(field)s is invalid.")
+                % {"name": name, "n": number, "field": f.attname}
+            ) from None
+        values[f.attname] = value
+    for m2m in kind.m2m:
+        ids = record.get(m2m, [])
+        if not isinstance(ids, list) or not all(isinstance(i, int) for i in ids):
+            raise ArchiveError(
+                _("%(name)s line %(n)s: the value of %(field)s is invalid.")
+                % {"name": name, "n": number, "field": m2m}
+            )
+    return values
+
+
+def _check_references(found: Archive) -> None:
+    """A required link must point at a row of the archive; optional ones may dangle."""
+    for kind in KINDS:
+        for record in found.rows[kind.name]:
+            for att, target in kind.refs.items():
+                ref = kind.model._meta.get_field(att.removesuffix("_id"))
+                pk = record.get(att)
+                if not ref.null and (pk is None or found.record(target, pk) is None):
+                    raise ArchiveError(
+                        _("A row of %(kind)s refers to a missing %(target)s row (%(pk)s).")
+                        % {"kind": kind.name, "target": target, "pk": pk}
+                    )
+
+
+def _safe(name: str) -> str:
+    """A relative path that stays inside its folder (no absolute paths, no '..')."""
+    path = PurePosixPath(name)
+    if not name or path.is_absolute() or ".." in path.parts or "\\" in name:
+        raise ArchiveError(_("The archive holds an unsafe file name: %(name)s") % {"name": name})
+    return path.as_posix()
+
+
+def _check_files(found: Archive, counts: dict) -> None:
+    if len(found.memory_files) != counts[archive.CARD_FILES]:
+        raise ArchiveError(_("The number of card files does not match the manifest."))
+    if len(found.attachment_files) != counts[archive.ATTACHMENT_FILES]:
+        raise ArchiveError(_("The number of attachment files does not match the manifest."))
+    known_missing = set(found.manifest.get("missing_files") or [])
+    for record in found.rows["attachments"]:
+        name = record.get("file") or ""
+        if name and _safe(name) not in found.attachment_files and name not in known_missing:
+            raise ArchiveError(
+                _("The attachment file %(name)s is missing from the archive.") % {"name": name}
+            )
+
+
+# --------------------------------------------------------------------------------------
+# Planning (the preview)
+# --------------------------------------------------------------------------------------
+
+EMPTY_MODELS = (
+    Fact,
+    PendingItem,
+    Session,
+    ConversationTurn,
+    Episode,
+    Attachment,
+    MemoryEvent,
+    CardRevision,
+    RegressionCheck,
+)
+
+
+def install_is_empty() -> bool:
+    """No memory yet: at most blank owner / scratchpad rows, and no card files."""
+    if any(model.objects.exists() for model in EMPTY_MODELS):
+        return False
+    if any(
+        o.display_name or o.identity_confirmed or o.onboarding_draft for o in Owner.objects.all()
+    ):
+        return False
+    if any(p.content or p.current_focus for p in Scratchpad.objects.all()):
+        return False
+    return not archive.memory_files()
+
+
+@dataclass
+class Decision:
+    record: dict
+    values: dict
+    status: str
+    existing: int | None = None  # pk of the matching local row
+
+
+@dataclass
+class Plan:
+    mode: str
+    decisions: dict[str, list[Decision]] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)  # memory file -> status
+
+    def counts(self) -> list[dict[str, Any]]:
+        """One row per kind: new / identical / conflicting, for the table and the command."""
+        table = []
+        for name, decisions in self.decisions.items():
+            table.append({"kind": name, **_tally(d.status for d in decisions)})
+        table.append({"kind": FILES, **_tally(self.files.values())})
+        return table
+
+    @property
+    def conflicts(self) -> int:
+        return sum(row[CONFLICT] for row in self.counts())
+
+
+def _tally(statuses) -> dict[str, int]:
+    tally = {NEW: 0, IDENTICAL: 0, CONFLICT: 0}
+    for status in statuses:
+        tally[status] += 1
+    return tally
+
+
+def plan(found: Archive) -> Plan:
+    """What an import would do now, without writing anything."""
+    mode = RESTORE if install_is_empty() else MERGE
+    result = Plan(mode)
+    local = _local_index() if mode == MERGE else {}
+    for kind in KINDS:
+        result.decisions[kind.name] = _decide_kind(kind, found, local, mode)
+    result.files = {rel: _file_status(rel, found) for rel in found.memory_files}
+    return result
+
+
+def _local_index() -> dict[str, dict]:
+    return {k.name: {r["id"]: r for r in archive.records(k)} for k in KINDS}
+
+
+def _compared(kind: Kind, record: dict) -> dict:
+    skip = ALWAYS_IGNORED | kind.ignore | set(kind.refs) | set(kind.m2m)
+    return {k: v for k, v in record.items() if k not in skip}
+
+
+def _decide_kind(kind: Kind, found: Archive, local: dict, mode: str) -> list[Decision]:
+    if mode == RESTORE:
+        blank = _blank_rows(kind)
+        return [
+            Decision(r, v, NEW, blank.get(kind.key(r, found.record)))
+            for r, v in zip(found.rows[kind.name], found.values[kind.name], strict=True)
+        ]
+    mine = local[kind.name]
+    by_key = {kind.key(r, lambda k, pk: local[k].get(pk)): r for r in mine.values()}
+    decisions = []
+    for record, values in zip(found.rows[kind.name], found.values[kind.name], strict=True):
+        existing = by_key.get(kind.key(record, found.record))
+        if existing is None:
+            decisions.append(Decision(record, values, NEW))
+            continue
+        same = _compared(kind, existing) == _compared(kind, record)
+        decisions.append(Decision(record, values, IDENTICAL if same else CONFLICT, existing["id"]))
+    return decisions
+
+
+def _blank_rows(kind: Kind) -> dict[tuple, int]:
+    """In an empty install, the blank owner / scratchpad rows an archive row replaces."""
+    if kind.model is Owner:
+        return {(o.key,): o.pk for o in Owner.objects.all()}
+    if kind.model is Scratchpad:
+        return {((p.owner.key,),): p.pk for p in Scratchpad.objects.select_related("owner")}
+    return {}
+
+
+def _file_status(rel: str, found: Archive) -> str:
+    target = Path(settings.MEMORY_DIR) / rel
+    if not target.exists():
+        return NEW
+    with zipfile.ZipFile(found.path) as zf:
+        return IDENTICAL if zf.read(MEMORY_PREFIX + rel) == target.read_bytes() else CONFLICT
+
+
+# --------------------------------------------------------------------------------------
+# Applying
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Report:
+    mode: str
+    import_id: str
+    counts: list[dict[str, Any]]
+    events: int = 0
+    indexed: int | None = None
+    index_error: str = ""
+
+
+class _Apply:
+    """One import run: the id map, the files written so far, the events recorded."""
+
+    def __init__(self, found: Archive, the_plan: Plan, import_id: str):
+        self.found, self.plan, self.import_id = found, the_plan, import_id
+        self.restore = the_plan.mode == RESTORE
+        self.ids: dict[str, dict[int, int]] = {k.name: {} for k in KINDS}
+        self.created: dict[str, list[tuple[Decision, models.Model]]] = {}
+        self.written: list[Path] = []
+        self.events = 0
+
+    # rows -----------------------------------------------------------------------------
+
+    def rows(self) -> None:
+        for kind in KINDS:
+            self.created[kind.name] = []
+            for decision in self.plan.decisions[kind.name]:
+                self._row(kind, decision)
+            self._self_links(kind)
+        for kind in KINDS:
+            self._links(kind)
+
+    def _row(self, kind: Kind, decision: Decision) -> None:
+        src = decision.record["id"]
+        if decision.status != NEW:
+            self.ids[kind.name][src] = decision.existing
+            if decision.status == CONFLICT:
+                self._conflict_event(kind, decision)
+            return
+        values = self._mapped(kind, decision.values, defer_self=True)
+        if decision.existing is not None:  # restore over a blank owner / scratchpad row
+            obj = kind.model.objects.get(pk=decision.existing)
+            values.pop("id", None)  # the blank row keeps its id; links use the id map
+            for name, value in values.items():
+                setattr(obj, name, value)
+            obj.save()
+        else:
+            obj = kind.model(**values)
+            obj.save(force_insert=True)
+        self._keep_auto_times(kind, obj, decision.values)
+        self.ids[kind.name][src] = obj.pk
+        self.created[kind.name].append((decision, obj))
+
+    def _mapped(self, kind: Kind, values: dict, defer_self: bool = False) -> dict:
+        """Field values with links through the id map (a restore keeps the original ids)."""
+        values = dict(values)
+        if not self.restore:
+            values.pop("id", None)
+        for att, target in kind.refs.items():
+            pk = values.get(att)
+            if pk is None:
+                continue
+            if defer_self and target == kind.name:
+                values[att] = None  # set once every row of the kind exists
+            else:
+                values[att] = self.ids[target].get(pk)
+        if kind.model is RegressionCheck and not self.restore:
+            for name in ("must_include", "must_exclude"):
+                values[name] = self._fact_ids(values.get(name) or [])
+        if kind.model is MemoryEvent and not self.restore:
+            values["payload"] = self._event_ids(self._payload(values.get("payload") or {}))
+        return values
+
+    def _keep_auto_times(self, kind: Kind, obj, values: dict) -> None:
+        """auto_now / auto_now_add fields were stamped with now: put the archived times back."""
+        times = {
+            f.attname: values[f.attname]
+            for f in kind.model._meta.concrete_fields
+            if (getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False))
+            and values.get(f.attname) is not None
+        }
+        if times:
+            kind.model.objects.filter(pk=obj.pk).update(**times)
+
+    def _self_links(self, kind: Kind) -> None:
+        for att, target in kind.refs.items():
+            if target != kind.name:
+                continue
+            for decision, obj in self.created[kind.name]:
+                pk = decision.values.get(att)
+                mapped = self.ids[kind.name].get(pk) if pk is not None else None
+                if mapped is None:
+                    continue
+                if kind.model is Fact and Fact.objects.filter(supersedes_id=mapped).exists():
+                    continue  # one successor per fact: the local chain wins, the link is dropped
+                kind.model.objects.filter(pk=obj.pk).update(**{att: mapped})
+
+    def _links(self, kind: Kind) -> None:
+        for name, target in kind.m2m.items():
+            for decision, obj in self.created[kind.name]:
+                ids = [self.ids[target].get(pk) for pk in decision.record.get(name, [])]
+                getattr(obj, name).set([pk for pk in ids if pk is not None])
+
+    def _fact_ids(self, ids: list) -> list:
+        return [self.ids["facts"][i] for i in ids if i in self.ids["facts"]]
+
+    def _payload(self, payload: Any) -> Any:
+        """Ids inside an event's payload (undo reads them) follow the id map; unknown -> None."""
+        if isinstance(payload, list):
+            return [self._payload(item) for item in payload]
+        if not isinstance(payload, dict):
+            return payload
+        out = {k: self._payload(v) for k, v in payload.items()}
+        kind = {"fact": "facts", "pending": "pending"}.get(payload.get("kind"))
+        if kind and isinstance(payload.get("id"), int):
+            out["id"] = self.ids[kind].get(payload["id"])
+        for key in ("before", "after"):
+            snap = payload.get(key)
+            if isinstance(snap, dict) and "content" in snap:  # a fact snapshot
+                for name in ("id", "supersedes"):
+                    if isinstance(snap.get(name), int):
+                        out[key][name] = self.ids["facts"].get(snap[name])
+        return out
+
+    def _event_ids(self, payload: Any) -> Any:
+        """The episode / attachment an edit event names (its top-level key) follows too."""
+        if isinstance(payload, dict):
+            for key, kind in (("episode", "episodes"), ("attachment", "attachments")):
+                if isinstance(payload.get(key), int):
+                    payload[key] = self.ids[kind].get(payload[key])
+        return payload
+
+    def _conflict_event(self, kind: Kind, decision: Decision) -> None:
+        """Keep the local row; the imported version goes into the log, whole."""
+        owner_src = decision.record.get("owner_id")
+        owner_pk = self.ids["owners"].get(owner_src) if owner_src is not None else None
+        MemoryEvent.objects.create(
+            owner_id=owner_pk or Owner.default().pk,
+            event_type=EventType.MERGE,
+            operation_id=f"import:{self.import_id}:{kind.name}:{decision.record['id']}",
+            actor=Actor.PERSON,
+            fact_id=decision.existing if kind.model is Fact else None,
+            pending_id=decision.existing if kind.model is PendingItem else None,
+            payload=self._event_payload(kind.name, decision.existing, decision.record),
+        )
+        self.events += 1
+
+    def _event_payload(self, kind: str, existing, imported) -> dict:
+        return {
+            "import": self.import_id,
+            "kind": f"import:{kind}",
+            "decision": "kept_existing",
+            "existing_id": existing,
+            "imported": imported,
+            "changes": [],  # nothing changed locally: undo has nothing to do
+        }
+
+    # files ----------------------------------------------------------------------------
+
+    def files(self, zf: zipfile.ZipFile) -> None:
+        root = Path(settings.MEMORY_DIR)
+        for rel, status in self.plan.files.items():
+            if status == NEW:
+                self._copy(zf, MEMORY_PREFIX + rel, root / rel)
+            elif status == CONFLICT:
+                text = zf.read(MEMORY_PREFIX + rel).decode("utf-8", errors="replace")
+                MemoryEvent.objects.create(
+                    owner=Owner.default(),
+                    event_type=EventType.MERGE,
+                    operation_id=f"import:{self.import_id}:file:{rel}"[:200],
+                    actor=Actor.PERSON,
+                    payload={**self._event_payload("file", None, text), "path": rel},
+                )
+                self.events += 1
+        for decision, obj in self.created["attachments"]:
+            name = decision.record.get("file") or ""
+            if name in self.found.attachment_files:
+                self._attachment_file(zf, name, obj)
+            elif name:
+                Attachment.objects.filter(pk=obj.pk).update(file="")  # lost before the export
+
+    def _copy(self, zf: zipfile.ZipFile, member: str, target: Path) -> None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with zf.open(member) as source, target.open("xb") as out:
+            self.written.append(target)
+            while chunk := source.read(1024 * 1024):
+                out.write(chunk)
+
+    def _attachment_file(self, zf: zipfile.ZipFile, name: str, obj: Attachment) -> None:
+        """Stored under its old name when free (a restore), else the storage picks one."""
+        with zf.open(ATTACHMENT_PREFIX + name) as source:
+            stored = default_storage.save(name, File(source, name=name))
+        self.written.append(Path(default_storage.path(stored)))
+        if stored != name:
+            Attachment.objects.filter(pk=obj.pk).update(file=stored)
+
+    def cleanup(self) -> None:
+        for path in self.written:
+            path.unlink(missing_ok=True)
+
+
+def apply(found: Archive, the_plan: Plan | None = None, *, reindex: bool = True) -> Report:
+    """Import the checked archive as planned (a fresh plan when none is given)."""
+    the_plan = the_plan or plan(found)
+    run = _Apply(found, the_plan, uuid.uuid4().hex[:12])
+    try:
+        with transaction.atomic(), zipfile.ZipFile(found.path) as zf:
+            run.rows()
+            run.files(zf)
+    except BaseException:
+        run.cleanup()  # the rows rolled back; the files must go too
+        raise
+    report = Report(the_plan.mode, run.import_id, the_plan.counts(), run.events)
+    if reindex:
+        _reindex(report)
+    return report
+
+
+def _reindex(report: Report) -> None:
+    """Rebuild the search indexes from the imported rows (the archive carries none)."""
+    from retrieval import indexing
+
+    try:
+        report.indexed = indexing.index_all()
+    except Exception as exc:  # the data is in; a reindex can be run again by hand
+        report.index_error = str(exc)
+
+
+def import_archive(path: str | Path, *, reindex: bool = True) -> Report:
+    """Check, plan and apply in one call (what a restore into an empty install does)."""
+    found = read(path)
+    return apply(found, plan(found), reindex=reindex)

@@ -1,0 +1,216 @@
+"""The agent API (django-ninja), mounted at /api/v1/. Only /health is public.
+
+Every error has one shape, {"detail", "code", "fields"?}; the handlers below produce it for
+errors inside operations, memsite.api.errors.ApiErrorMiddleware for everything else under /api/.
+The docs page renders Swagger UI from ninja's bundled static files (never a CDN) and asks for a
+login or a token, like the schema it shows.
+"""
+
+from datetime import datetime
+from functools import wraps
+
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import RequestDataTooBig
+from django.db import DatabaseError, connection
+from django.http import Http404
+from django.utils.translation import gettext as _
+from huey.contrib.djhuey import HUEY
+from ninja import NinjaAPI, Schema, Swagger
+from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.renderers import JSONRenderer
+from ninja.responses import NinjaJSONEncoder
+
+from memsite.api.common import READ
+from memsite.api.errors import ApiError, error_for_exception, json_error
+from memsite.core.tokens import find_token
+from retrieval.indexing import vector_state
+
+
+def docs_access(view):
+    """The schema and docs are for a logged-in person or a client holding a valid token."""
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if request.user.is_authenticated:
+            return view(request, *args, **kwargs)
+        header = request.headers.get("Authorization", "")
+        if header[:7].lower() == "bearer ":
+            token = find_token(header[7:].strip())
+            if token and token.state() == "active":
+                return view(request, *args, **kwargs)
+            return json_error(401, _("This API token is not valid."), "invalid_token")
+        if request.path_info.rstrip("/").endswith("/docs"):
+            return redirect_to_login(request.get_full_path())
+        return json_error(
+            401, _("Log in or send Authorization: Bearer <token>."), "not_authenticated"
+        )
+
+    return wrapper
+
+
+class ExactEncoder(NinjaJSONEncoder):
+    """Full-precision ISO 8601 times: clients send updated_at back as expected_updated_at,
+    which must compare equal (Django's encoder would cut it to milliseconds)."""
+
+    def default(self, o):
+        if isinstance(o, datetime):
+            return o.isoformat()
+        return super().default(o)
+
+
+class Renderer(JSONRenderer):
+    encoder_class = ExactEncoder
+    json_dumps_params = {"ensure_ascii": False}
+
+
+class CuratorApi(NinjaAPI):
+    """Builds the OpenAPI schema once per path prefix. Building it walks every operation's
+    pydantic models (about 200 ms), and the operations never change after start-up, so a
+    client polling /openapi.json or a few people opening /docs would each cost that again.
+    Callers get the shared dict and must not change it (ninja only serializes it)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._schemas = {}
+
+    def get_openapi_schema(self, *, path_prefix=None, path_params=None):
+        if path_prefix is None:
+            path_prefix = self.get_root_path(path_params or {})
+        if path_prefix not in self._schemas:
+            self._schemas[path_prefix] = super().get_openapi_schema(path_prefix=path_prefix)
+        return self._schemas[path_prefix]
+
+
+api = CuratorApi(
+    title="Memory Curator API",
+    version="1",
+    description=(
+        "Agents record conversation turns, propose memories, and read back search results "
+        "and an assembled context. Authenticate with `Authorization: Bearer <token>` "
+        "(create tokens on the Settings page or with `manage.py api_token create`)."
+    ),
+    urls_namespace="api",
+    auth=READ,
+    renderer=Renderer(),
+    # validatorUrl: Swagger UI would otherwise fetch a badge from the internet.
+    docs=Swagger(settings={"validatorUrl": None, "persistAuthorization": True}),
+    docs_decorator=docs_access,
+)
+
+
+def error(request, detail, code: str, status: int, fields=None, headers=None):
+    """Every API error has the same shape: {"detail": ..., "code": ..., "fields"?: ...}."""
+    return json_error(status, detail, code, fields, headers)
+
+
+@api.exception_handler(ApiError)
+def on_api_error(request, exc: ApiError):
+    return error(request, exc.detail, exc.code, exc.status, exc.fields, exc.headers)
+
+
+def _field_name(loc) -> str:
+    """("body", "payload", "content") -> "content"; ("query", "limit") -> "limit"."""
+    parts = [str(p) for p in loc]
+    source, rest = parts[0] if parts else "", parts[1:]
+    if source in ("body", "form", "file") and len(rest) > 1:
+        rest = rest[1:]  # the handler's parameter name says nothing to the client
+    return ".".join(rest) or source or "body"
+
+
+@api.exception_handler(ValidationError)
+def on_validation_error(request, exc: ValidationError):
+    fields: dict[str, str] = {}
+    for err in exc.errors:
+        fields.setdefault(_field_name(err.get("loc", ())), str(err.get("msg", "invalid")))
+    listing = "; ".join(f"{name}: {msg}" for name, msg in fields.items())
+    return error(
+        request, _("Invalid input (%(fields)s).") % {"fields": listing}, "invalid", 422, fields
+    )
+
+
+@api.exception_handler(AuthenticationError)
+def on_authentication_error(request, exc):
+    return error(
+        request,
+        _("Send an API token: Authorization: Bearer <token>."),
+        "not_authenticated",
+        401,
+        headers={"WWW-Authenticate": "Bearer"},
+    )
+
+
+@api.exception_handler(HttpError)
+def on_http_error(request, exc: HttpError):
+    if exc.status_code == 400 and str(exc).startswith("Cannot parse request body"):
+        return error(request, _("The request body is not valid JSON."), "invalid_json", 400)
+    code = getattr(exc, "code", "") or f"http_{exc.status_code}"
+    return error(request, str(exc), code, exc.status_code)
+
+
+@api.exception_handler(Http404)
+def on_not_found(request, exc):
+    return error(request, _("Not found."), "not_found", 404)
+
+
+@api.exception_handler(RequestDataTooBig)
+@api.exception_handler(Exception)
+def on_exception(request, exc):
+    err = error_for_exception(exc)
+    return error(request, err.detail, err.code, err.status, err.fields, err.headers)
+
+
+class Queue(Schema):
+    pending: int
+
+
+class Health(Schema):
+    status: str
+    db: str
+    fts: str
+    vector: str
+    embedding_model: str
+    queue: Queue
+
+
+def _probe(sql: str) -> str:
+    try:
+        with connection.cursor() as cur:
+            cur.execute(sql)
+        return "ok"
+    except DatabaseError:
+        return "error"
+
+
+def queue_pending() -> int:
+    """Jobs waiting in the queue or its schedule: clients poll this until indexing caught up."""
+    return HUEY.pending_count() + HUEY.scheduled_count()
+
+
+@api.get("/health", response=Health, auth=None, summary="Liveness and index state", tags=["health"])
+def health(request):
+    db = _probe("SELECT 1")
+    fts = _probe("SELECT rowid FROM search_fts LIMIT 1")
+    state = vector_state() if db == "ok" else None
+    vector = "ok" if state and state.ok else "degraded"
+    status = "ok" if db == fts == vector == "ok" else "degraded"
+    return {
+        "status": status,
+        "db": db,
+        "fts": fts,
+        "vector": vector,
+        "embedding_model": state.model if state else "",
+        "queue": {"pending": queue_pending()},
+    }
+
+
+# The routers live beside this file, one per area; imported last because they use `api`-free
+# helpers only (memsite.api.common), so there is no import cycle.
+from memsite.api.conversations import router as conversations_router  # noqa: E402
+from memsite.api.memories import router as memories_router  # noqa: E402
+from memsite.api.profile import router as profile_router  # noqa: E402
+from memsite.api.retrieval import router as retrieval_router  # noqa: E402
+
+api.add_router("", conversations_router)
+api.add_router("", memories_router)
+api.add_router("", retrieval_router)
+api.add_router("", profile_router)

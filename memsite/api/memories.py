@@ -1,0 +1,475 @@
+"""API: memories and pending items. Every change goes through curator.writepath (actor "agent"),
+exactly as the review desk and the facts pages do."""
+
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from django.db.models import Q
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from ninja import Field, Query, Router, Schema, Status
+
+from curator import writepath as wp
+from curator.models import (
+    Actor,
+    Fact,
+    FactStatus,
+    FactType,
+    MemoryEvent,
+    PendingItem,
+    Priority,
+    Scope,
+)
+from memsite.api.common import (
+    AUTH_ERRORS,
+    MAX_OFFSET,
+    MAX_PAGE,
+    WRITE,
+    WRITE_ERRORS,
+    ErrorOut,
+    Id,
+    not_found,
+    owner,
+)
+from memsite.api.errors import ApiError
+
+router = Router()
+AGENT = Actor.AGENT
+
+TypeName = Literal[tuple(FactType.values)]
+ScopeName = Literal[tuple(Scope.values)]
+PriorityName = Literal[tuple(Priority.values)]
+DurationName = Literal[tuple(wp.DURATIONS)]
+StatusName = Literal[tuple(FactStatus.values)]
+
+
+def write_error(exc: wp.WritePathError) -> ApiError:
+    """Input problems are 422 (with the field); a state that forbids the change is 409."""
+    fields = {exc.field: str(exc)} if exc.field else None
+    invalid = isinstance(exc, wp.InvalidCandidate) or exc.code.startswith("invalid")
+    return ApiError(422 if invalid else 409, exc.code, str(exc), fields)
+
+
+# -- shapes ------------------------------------------------------------------------------------
+
+
+class FactOut(Schema):
+    id: int
+    content: str
+    subject: str
+    predicate: str
+    type: str
+    scope: str
+    status: str
+    confidence: float
+    importance: float
+    priority: str
+    expires_at: datetime | None
+    verified: bool
+    source: str
+    source_turn_id: int | None
+    tags: list[Any]
+    hit_count: int
+    access_count: int
+    last_accessed_at: datetime | None
+    supersedes_id: int | None
+    superseded_by_id: int | None
+    created_at: datetime
+    updated_at: datetime = Field(description="Send back as expected_updated_at when editing.")
+
+
+def fact_dict(fact: Fact | None) -> dict | None:
+    if fact is None:
+        return None
+    successor = getattr(fact, "superseded_by", None) if fact.status == "superseded" else None
+    return {
+        **{name: getattr(fact, name) for name in FactOut.model_fields if hasattr(fact, name)},
+        "superseded_by_id": successor.pk if successor else None,
+    }
+
+
+class PendingOut(Schema):
+    id: int
+    content: str
+    candidate: dict[str, Any]
+    confidence: float
+    reason: str
+    status: str
+    cooldown_until: datetime | None
+    conflicts_with_id: int | None
+    conflicts_with_content: str | None
+    source_turn_id: int | None
+    resulting_fact_id: int | None
+    created_at: datetime
+
+
+def pending_dict(item: PendingItem | None) -> dict | None:
+    if item is None:
+        return None
+    other = item.conflicts_with
+    return {
+        "id": item.pk,
+        "content": str((item.candidate or {}).get("content", "")),
+        "candidate": item.candidate or {},
+        "confidence": item.confidence,
+        "reason": item.reason,
+        "status": item.status,
+        "cooldown_until": item.cooldown_until,
+        "conflicts_with_id": other.pk if other else None,
+        "conflicts_with_content": other.content if other else None,
+        "source_turn_id": item.source_turn_id,
+        "resulting_fact_id": item.resulting_fact_id,
+        "created_at": item.created_at,
+    }
+
+
+class OutcomeOut(Schema):
+    outcome: str = Field(description="written, pending, boosted, superseded, dropped or deleted")
+    replayed: bool = False
+    fact: FactOut | None = None
+    pending: PendingOut | None = None
+    reason: str | None = Field(None, description="Why it was dropped, when it was.")
+
+
+def outcome_dict(result: wp.Result) -> dict:
+    return {
+        "outcome": result.outcome,
+        "replayed": result.replayed,
+        "fact": fact_dict(result.fact),
+        "pending": pending_dict(result.pending),
+        "reason": (result.event.payload or {}).get("reason") if result.event else None,
+    }
+
+
+# -- propose and list --------------------------------------------------------------------------
+
+
+class MemoryIn(Schema):
+    content: str = Field(min_length=1, max_length=wp.MAX_CONTENT)
+    subject: str = Field("", max_length=wp.MAX_LABEL)
+    predicate: str = Field("", max_length=wp.MAX_LABEL)
+    type: TypeName = "fact"
+    scope: ScopeName = "user"
+    confidence: float = Field(0.9, ge=0, le=1)
+    importance: float = Field(0.5, ge=0, le=1)
+    priority: PriorityName | None = None
+    duration: DurationName | None = Field(None, description="Instead of priority.")
+    tags: list[str] = Field(default_factory=list, max_length=wp.MAX_TAGS)
+    source_turn_id: int | None = Field(None, ge=1, le=2**63 - 1)
+    operation_id: str | None = Field(
+        None, min_length=1, max_length=200, description="Idempotency key: a retry replays."
+    )
+
+
+@router.post(
+    "/memories",
+    auth=WRITE,
+    response={201: OutcomeOut, 200: OutcomeOut, 409: ErrorOut, **WRITE_ERRORS},
+    summary="Propose a memory through the write path (retry-safe with operation_id)",
+    tags=["memories"],
+)
+def propose(request, payload: MemoryIn):
+    """Routed by confidence: written, pending (for the person), boosted (a repeat),
+    superseded (a new value for the same subject + predicate) or dropped. The same
+    operation_id again answers 200 with the first outcome and writes nothing."""
+    data = payload.dict()
+    if data["priority"] and data["duration"]:
+        raise ApiError(
+            422, "invalid", _("Give priority or duration, not both."), {"duration": "conflict"}
+        )
+    operation_id = data.pop("operation_id")
+    candidate = wp.Candidate(**data, source="api")
+    try:
+        result = wp.propose(candidate, actor=AGENT, owner=owner(), operation_id=operation_id)
+    except wp.WritePathError as exc:
+        raise write_error(exc) from None
+    return Status(200 if result.replayed else 201, outcome_dict(result))
+
+
+class MemoryFilters(Schema):
+    status: StatusName | Literal["all"] = "active"
+    type: TypeName | None = None
+    scope: ScopeName | None = None
+    tag: str | None = Field(None, max_length=wp.MAX_TAG)
+    q: str = Field("", max_length=500, description="Words that must all appear (literal).")
+    updated_after: datetime | None = None
+    limit: int = Field(50, ge=1, le=MAX_PAGE)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
+
+
+class FactsOut(Schema):
+    items: list[FactOut]
+    count: int
+
+
+def find_facts(f: MemoryFilters):
+    facts = Fact.objects.filter(owner=owner()).select_related("superseded_by")
+    if f.status != "all":
+        facts = facts.filter(status=f.status)
+    if f.type:
+        facts = facts.filter(type=f.type)
+    if f.scope:
+        facts = facts.filter(scope=f.scope)
+    if f.tag:  # tags is a JSON list; SQLite's JSONField has no `contains`
+        facts = facts.extra(
+            where=["EXISTS (SELECT 1 FROM json_each(curator_fact.tags) WHERE value = %s)"],
+            params=[f.tag],
+        )
+    for term in f.q.split():
+        facts = facts.filter(
+            Q(content__icontains=term) | Q(subject__icontains=term) | Q(predicate__icontains=term)
+        )
+    if f.updated_after:
+        facts = facts.filter(updated_at__gt=f.updated_after)
+    return facts.order_by("-updated_at", "-id")
+
+
+@router.get(
+    "/memories",
+    response={200: FactsOut, **AUTH_ERRORS},
+    summary="List memories (newest change first)",
+    tags=["memories"],
+)
+def list_memories(request, filters: Query[MemoryFilters]):
+    facts = find_facts(filters)
+    page = facts[filters.offset : filters.offset + filters.limit]
+    return {"items": [fact_dict(f) for f in page], "count": facts.count()}
+
+
+def _fact(fact_id: int) -> Fact:
+    fact = Fact.objects.filter(owner=owner(), pk=fact_id).select_related("superseded_by").first()
+    if fact is None:
+        raise not_found(_("memory"))
+    return fact
+
+
+@router.get(
+    "/memories/{fact_id}",
+    response={200: FactOut, 404: ErrorOut, **AUTH_ERRORS},
+    summary="One memory",
+    tags=["memories"],
+)
+def get_memory(request, fact_id: Id):
+    return fact_dict(_fact(fact_id))
+
+
+class MemoryPatch(Schema):
+    content: str | None = Field(None, max_length=wp.MAX_CONTENT)
+    subject: str | None = Field(None, max_length=wp.MAX_LABEL)
+    predicate: str | None = Field(None, max_length=wp.MAX_LABEL)
+    type: TypeName | None = None
+    scope: ScopeName | None = None
+    confidence: float | None = Field(None, ge=0, le=1)
+    importance: float | None = Field(None, ge=0, le=1)
+    priority: PriorityName | None = None
+    expires_at: datetime | None = None
+    tags: list[str] | None = Field(None, max_length=wp.MAX_TAGS)
+    expected_updated_at: datetime | None = Field(
+        None, description="The updated_at you read; 409 stale_edit if it changed since."
+    )
+
+
+@router.patch(
+    "/memories/{fact_id}",
+    auth=WRITE,
+    response={200: FactOut, 404: ErrorOut, 409: ErrorOut, **WRITE_ERRORS},
+    summary="Edit a memory (optimistic concurrency with expected_updated_at)",
+    tags=["memories"],
+)
+def edit_memory(request, fact_id: Id, payload: MemoryPatch):
+    _fact(fact_id)
+    changes = payload.dict(exclude_unset=True)
+    expected = changes.pop("expected_updated_at", None)
+    for name in ("content", "type", "scope", "priority", "tags", "confidence", "importance"):
+        if name in changes and changes[name] is None:  # null means "clear" only where it can
+            raise ApiError(422, "invalid", _("%(f)s cannot be null.") % {"f": name}, {name: "null"})
+    try:
+        fact = wp.edit_fact(fact_id, changes, actor=AGENT, expected_updated_at=expected)
+    except wp.StaleEdit as exc:
+        raise ApiError(
+            409,
+            "stale_edit",
+            _("This memory changed since you read it (now updated at %(t)s); read it again.")
+            % {"t": exc.fact.updated_at.isoformat()},
+        ) from None
+    except wp.WritePathError as exc:
+        raise write_error(exc) from None
+    return fact_dict(_fact(fact.pk))
+
+
+@router.delete(
+    "/memories/{fact_id}",
+    auth=WRITE,
+    response={204: None, 404: ErrorOut, 409: ErrorOut, **WRITE_ERRORS},
+    summary="Archive a memory (it stays in the history and can be restored by the person)",
+    tags=["memories"],
+)
+def archive_memory(request, fact_id: Id):
+    _fact(fact_id)
+    try:
+        wp.archive_fact(fact_id, actor=AGENT)
+    except wp.WritePathError as exc:
+        raise write_error(exc) from None
+    return Status(204, None)
+
+
+class EventOut(Schema):
+    id: int
+    event_type: str
+    actor: str
+    fact_id: int | None
+    pending_id: int | None
+    operation_id: str | None
+    job_run: str
+    payload: dict[str, Any]
+    created_at: datetime
+
+
+class HistoryOut(Schema):
+    fact: FactOut
+    chain: list[FactOut] = Field(description="The supersede chain, oldest first.")
+    events: list[EventOut] = Field(description="Events of every fact in the chain, newest first.")
+
+
+@router.get(
+    "/memories/{fact_id}/history",
+    response={200: HistoryOut, 404: ErrorOut, **AUTH_ERRORS},
+    summary="The supersede chain and the events of a memory",
+    tags=["memories"],
+)
+def memory_history(request, fact_id: Id):
+    fact = _fact(fact_id)
+    chain = fact.chain()
+    events = MemoryEvent.objects.filter(fact__in=[f.pk for f in chain]).order_by(
+        "-created_at", "-id"
+    )
+    return {
+        "fact": fact_dict(fact),
+        "chain": [fact_dict(f) for f in chain],
+        "events": list(events.values(*EventOut.model_fields)),
+    }
+
+
+# -- pending -----------------------------------------------------------------------------------
+
+
+class PendingFilters(Schema):
+    status: Literal["due", "pending", "snoozed", "confirmed", "rejected", "all"] = Field(
+        "due", description="due (default) = pending plus snoozed items whose time has come."
+    )
+    limit: int = Field(50, ge=1, le=MAX_PAGE)
+    offset: int = Field(0, ge=0, le=MAX_OFFSET)
+
+
+class PendingListOut(Schema):
+    items: list[PendingOut]
+    count: int
+
+
+@router.get(
+    "/pending",
+    response={200: PendingListOut, **AUTH_ERRORS},
+    summary="Memories waiting for the person's confirmation",
+    tags=["pending"],
+)
+def list_pending(request, filters: Query[PendingFilters]):
+    if filters.status == "due":
+        items = wp.due_pending(owner())
+    else:
+        items = PendingItem.objects.filter(owner=owner())
+        if filters.status != "all":
+            items = items.filter(status=filters.status)
+    items = items.select_related("conflicts_with").order_by("-created_at", "-id")
+    page = items[filters.offset : filters.offset + filters.limit]
+    return {"items": [pending_dict(i) for i in page], "count": items.count()}
+
+
+class PendingEdits(Schema):
+    content: str | None = Field(None, min_length=1, max_length=wp.MAX_CONTENT)
+    subject: str | None = Field(None, max_length=wp.MAX_LABEL)
+    predicate: str | None = Field(None, max_length=wp.MAX_LABEL)
+    type: TypeName | None = None
+    scope: ScopeName | None = None
+    priority: PriorityName | None = None
+    tags: list[str] | None = Field(None, max_length=wp.MAX_TAGS)
+
+
+class ConfirmIn(Schema):
+    edits: PendingEdits | None = Field(None, description="Corrections the person made.")
+
+
+class LaterIn(Schema):
+    until: datetime | None = None
+    hours: float | None = Field(None, gt=0, le=24 * 365)
+
+
+class PendingActionOut(Schema):
+    outcome: str | None = None
+    fact: FactOut | None = None
+    pending: PendingOut
+
+
+def _pending_call(item_id: int, action):
+    if not PendingItem.objects.filter(owner=owner(), pk=item_id).exists():
+        raise not_found(_("pending item"))
+    try:
+        return action()
+    except wp.WritePathError as exc:
+        raise write_error(exc) from None
+
+
+PENDING_RESPONSES = {200: PendingActionOut, 404: ErrorOut, 409: ErrorOut, **WRITE_ERRORS}
+
+
+@router.post(
+    "/pending/{item_id}/confirm",
+    auth=WRITE,
+    response=PENDING_RESPONSES,
+    summary="Confirm: the candidate becomes a verified memory",
+    tags=["pending"],
+)
+def confirm(request, item_id: Id, payload: ConfirmIn | None = None):
+    edits = payload.edits.dict(exclude_none=True) if payload and payload.edits else None
+    result = _pending_call(
+        item_id, lambda: wp.confirm_pending(item_id, actor=AGENT, edits=edits or None)
+    )
+    return {
+        "outcome": result.outcome,
+        "fact": fact_dict(_fact(result.fact.pk)) if result.fact else None,
+        "pending": pending_dict(result.pending),
+    }
+
+
+@router.post(
+    "/pending/{item_id}/ignore",
+    auth=WRITE,
+    response=PENDING_RESPONSES,
+    summary="Ignore: it will not be proposed again",
+    tags=["pending"],
+)
+def ignore(request, item_id: Id):
+    item = _pending_call(item_id, lambda: wp.ignore_pending(item_id, actor=AGENT))
+    return {"pending": pending_dict(item)}
+
+
+@router.post(
+    "/pending/{item_id}/later",
+    auth=WRITE,
+    response=PENDING_RESPONSES,
+    summary="Later: ask again at `until`, or in `hours` (default 24 hours)",
+    tags=["pending"],
+)
+def later(request, item_id: Id, payload: LaterIn | None = None):
+    payload = payload or LaterIn()
+    if payload.until and payload.hours:
+        raise ApiError(422, "invalid", _("Give until or hours, not both."), {"hours": "conflict"})
+    if payload.until:
+        until = (
+            payload.until
+            if timezone.is_aware(payload.until)
+            else timezone.make_aware(payload.until)
+        )
+    else:
+        until = timezone.now() + timedelta(hours=payload.hours or 24)
+    item = _pending_call(item_id, lambda: wp.snooze_pending(item_id, until, actor=AGENT))
+    return {"pending": pending_dict(item)}

@@ -1,0 +1,163 @@
+"""API: hybrid search and the assembled injection context (retrieval.search / retrieval.context,
+the same functions the debugger and the jobs call)."""
+
+from datetime import datetime
+from typing import Any, Literal
+
+from ninja import Field, Router, Schema
+
+from curator import conversations as conv
+from memsite.api.common import AUTH_ERRORS, owner
+from memsite.api.errors import ApiError
+from retrieval import context as contexts
+from retrieval import scoring
+from retrieval import search as searching
+from retrieval.models import Kind
+
+router = Router(tags=["retrieval"])
+
+KindName = Literal[tuple(Kind.values)]
+PresetName = Literal[tuple(scoring.PRESETS)]
+NO_SESSION = -1  # no Session has this pk: an unknown session_id finds no turns or episodes
+
+
+def session_pk(external_id: str | None) -> int | None:
+    if not external_id:
+        return None
+    session = conv.session_for(external_id)
+    return session.pk if session else NO_SESSION
+
+
+class SearchIn(Schema):
+    query: str = Field(min_length=1, max_length=2000)
+    kinds: list[KindName] | None = Field(None, description="Default: all kinds.")
+    session_id: str | None = Field(
+        None, max_length=200, description="Only this session's turns and episodes."
+    )
+    limit: int = Field(10, ge=1, le=searching.MAX_LIMIT)
+    preset: PresetName | None = None
+    weights: dict[str, float] | None = Field(
+        None, description=f"Custom weights over {', '.join(scoring.COMPONENTS)}."
+    )
+    mode: Literal[tuple(searching.MODES)] = "hybrid"
+    time_from: datetime | None = None
+    time_to: datetime | None = None
+    include_inactive: bool = False
+    explain: bool = Field(False, description="Add each result's score breakdown.")
+
+
+class SearchHit(Schema):
+    kind: str
+    id: int
+    content: str
+    score: float
+    rank: int
+    found_by: str
+    time: datetime | None = None
+    breakdown: dict[str, dict[str, Any]] | None = Field(
+        None, description="component -> {raw, normalized, weight, contribution} (explain)."
+    )
+    ranks: dict[str, Any] | None = None
+    matched: list[str] | None = None
+
+
+class SearchOut(Schema):
+    results: list[SearchHit]
+    degraded: bool
+    degraded_reason: str | None = None
+    timings_ms: dict[str, float]
+    mode: str | None = None
+    preset: str | None = None
+    weights: dict[str, float] | None = None
+    candidates: int | None = None
+
+
+@router.post(
+    "/search",
+    response={200: SearchOut, **AUTH_ERRORS},
+    summary="Hybrid search over facts, episodes, turns and attachments",
+)
+def search(request, payload: SearchIn):
+    """Read-only (a read token may call it, though it is a POST). Keyword and vector channels
+    are fused; when one fails the result says `degraded` and why, instead of failing."""
+    try:
+        result = searching.search(
+            payload.query,
+            owner=owner(),
+            kinds=payload.kinds,
+            limit=payload.limit,
+            preset=payload.preset,
+            weights=payload.weights,
+            mode=payload.mode,
+            time_from=payload.time_from,
+            time_to=payload.time_to,
+            session_id=session_pk(payload.session_id),
+            include_inactive=payload.include_inactive,
+            caller="api",
+        )
+    except searching.SearchError as exc:
+        raise ApiError(422, "invalid_search", str(exc)) from None
+    return result.to_dict(explain=payload.explain)
+
+
+class ContextIn(Schema):
+    query: str = Field(max_length=4000, description="The person's latest message.")
+    session_id: str | None = Field(None, max_length=200, description="For the recent turns.")
+    max_tokens: int | None = Field(None, ge=200, le=100_000)
+    evidence: Literal["auto", "always", "never"] = Field(
+        "auto", description="auto: long-term evidence only when the message asks for it."
+    )
+    explain: bool = Field(False, description="Add each evidence item's score breakdown.")
+
+
+class ContextSectionOut(Schema):
+    name: str
+    tokens: int
+    budget: int
+    items: list[dict[str, Any]]
+    dropped: list[dict[str, Any]] = []
+
+
+class ContextOut(Schema):
+    text: str
+    tokens: int
+    sections: list[ContextSectionOut]
+    budget: dict[str, int]
+    triggered: bool
+    triggers: list[dict[str, Any]] = []
+    time_filter: dict[str, Any] | None = None
+    degraded: bool = False
+    degraded_reason: str | None = None
+
+
+@router.post(
+    "/context",
+    response={200: ContextOut, **AUTH_ERRORS},
+    summary="The injection context for a message: cards, recent turns, evidence",
+)
+def context(request, payload: ContextIn):
+    """Within max_tokens (default 4000: cards 600, turns 2000, evidence 900, reserve 500);
+    over budget, evidence is cut first, then turns, never the cards (seed 000 section 5)."""
+    try:
+        result = contexts.assemble(
+            payload.query,
+            owner=owner(),
+            session_id=payload.session_id or None,
+            max_tokens=payload.max_tokens,
+            evidence_mode=payload.evidence,
+            caller="api",
+        )
+    except searching.SearchError as exc:
+        raise ApiError(422, "invalid_search", str(exc)) from None
+    data = result.to_dict()
+    if payload.explain and result.search is not None:
+        _add_breakdowns(data, result.search)
+    return data
+
+
+def _add_breakdowns(data: dict, found) -> None:
+    by_key = {(item.kind, item.id): item.breakdown for item in found.items}
+    for section in data["sections"]:
+        for item in section["items"]:
+            if (key := (item.get("kind"), item.get("id"))) in by_key:
+                item["breakdown"] = by_key[key]
