@@ -20,10 +20,9 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from curator import history_log
+from curator import history_log, signals
 from curator.models import Attachment, ConversationTurn, Direction, Episode, Owner, Session
 from curator.writepath import clean_tags
-from retrieval import indexing
 
 # Files whose text is extracted on upload (searchable like a description).
 TEXT_TYPES = ("text/plain", "text/markdown", "text/csv", "application/json")
@@ -119,8 +118,8 @@ def record_turn(
                 token_estimate=estimate_tokens(_turn_text(content, tool_calls, tool_results)),
             )
             _reopen(session, timestamp)
-            indexing.schedule("turn", turn.pk)
-            transaction.on_commit(lambda: queue_extraction(turn.pk))
+            signals.changed("turn", turn.pk)
+            signals.recorded(turn.pk)
             history_log.append_after_commit(turn)  # JSONL backup (seed 003 4.5)
     except IntegrityError:
         # Another request stored this key between our read and write: answer like a retry.
@@ -156,19 +155,6 @@ def _reopen(session: Session, timestamp) -> None:
         changed.append("started_at")
     if changed:
         session.save(update_fields=changed)
-
-
-def queue_extraction(turn_id: int) -> None:
-    from lifecycle.tasks import extract_turn  # late: the tasks module imports half the project
-
-    extract_turn(turn_id)
-
-
-def end_session(session: Session):
-    """Queue the session-end job (episode, scratchpad, pending extraction); its Huey result."""
-    from lifecycle.tasks import end_session as job
-
-    return job(session.pk)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -249,16 +235,6 @@ def find_episodes(q="", session_id=None, time_from=None, time_to=None):
     if time_to:
         episodes = episodes.filter(started_at__lte=aware(time_to))
     return episodes.order_by("-started_at", "-id")
-
-
-def find_attachments(q="", session_id=None, direction=None):
-    """The same search as the Attachments page (the keyword index, best match first)."""
-    from curator.attachments import find  # it imports the search service, which imports us
-
-    found = find(Owner.default(), q or "", direction or "").items
-    if session_id:
-        found = found.filter(session__external_id=session_id)
-    return found
 
 
 class AttachmentRefused(Exception):
@@ -370,7 +346,7 @@ def record_attachment(
         except Exception:
             attachment.file.delete(save=False)  # no orphan file when the row is not written
             raise
-        indexing.schedule("attachment", attachment.pk)
+        signals.changed("attachment", attachment.pk)
     return attachment
 
 

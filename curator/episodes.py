@@ -15,17 +15,15 @@ from django.db.models.expressions import RawSQL
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from curator import signals
 from curator.models import Actor, Episode, EventType, Fact, Owner
 from curator.writepath import record_edit
-from retrieval import indexing
-from retrieval.backends import Filters, keyword_hits
 
 EDITABLE = ("summary", "goal", "outcome", "importance")
-SEARCH_LIMIT = 500
 _IN_LIST = "SELECT e.id FROM curator_episode e, json_each(e.{column}) t WHERE {test}"
 
 
-def _json_has(column: str, value: str, exact: bool = True):
+def json_has(column: str, value: str, exact: bool = True):
     # Tools are matched exactly (a select offers them); entities case-insensitively.
     test = "t.value = %s" if exact else "lower(t.value) = lower(%s)"
     return RawSQL(_IN_LIST.format(column=column, test=test), [value])
@@ -33,35 +31,6 @@ def _json_has(column: str, value: str, exact: bool = True):
 
 def _day_start(day: date) -> datetime:
     return timezone.make_aware(datetime.combine(day, time.min))
-
-
-def _text_ids(q: str, owner: Owner) -> list[int]:
-    """Episodes whose indexed text matches (jieba words and CJK grams), best first."""
-    scope = Filters(owner.pk, kinds=("episode",))
-    return [h.object_id for h in keyword_hits(q, owner.pk, SEARCH_LIMIT, filters=scope)]
-
-
-def filter_episodes(owner: Owner, data: dict):
-    """Episodes under the list filters: time range (overlap), outcome, tool, entity, text."""
-    found = Episode.objects.filter(owner=owner).select_related("session")
-    if data.get("time_from"):
-        found = found.filter(ended_at__gte=_day_start(data["time_from"]))
-    if data.get("time_to"):
-        day_after = _day_start(data["time_to"]) + timezone.timedelta(days=1)
-        found = found.filter(started_at__lt=day_after)
-    if data.get("outcome"):
-        found = found.filter(outcome=data["outcome"])
-    if data.get("tool"):
-        found = found.filter(pk__in=_json_has("tools_used", data["tool"]))
-    if data.get("entity"):
-        found = found.filter(pk__in=_json_has("entities", data["entity"].strip(), exact=False))
-    q = (data.get("q") or "").strip()
-    if q:
-        # The index finds Chinese words however they were cut; the literal match finds an
-        # episode whose indexing is still queued.
-        literal = Q(summary__icontains=q) | Q(goal__icontains=q)
-        found = found.filter(Q(pk__in=_text_ids(q, owner)) | literal)
-    return found.order_by("-started_at", "-id")
 
 
 def known_tools(owner: Owner) -> list[str]:
@@ -121,7 +90,7 @@ def restore(episode: Episode, changed: dict) -> None:
     for name, value in changed.items():
         setattr(episode, name, value)
     episode.save(update_fields=list(changed))
-    indexing.schedule("episode", episode.pk)
+    signals.changed("episode", episode.pk)
 
 
 def edit_episode(episode_id: int, changes: dict, *, actor: str = Actor.PERSON):

@@ -1,5 +1,6 @@
-"""A fact's history for its page: every version of the chain with who, why and what changed,
-and when it was recalled (from the retrieval log, when that log exists)."""
+"""A fact's history for its page: every version of the chain with who, why and what changed.
+
+When it was recalled is retrieval's to say (retrieval.recalls)."""
 
 from __future__ import annotations
 
@@ -91,17 +92,3 @@ def fact_history(chain: list[Fact]) -> list[Version]:
         versions.append(version)
         previous = fact
     return versions
-
-
-def recall_history(fact: Fact, limit: int = 20) -> dict:
-    """Counters from the fact, plus each logged recall when the retrieval log is there."""
-    try:
-        from retrieval.models import RecallHit
-    except ImportError:
-        return {"available": False, "rows": []}
-    hits = (
-        RecallHit.objects.filter(kind="fact", object_id=fact.pk)
-        .select_related("log")
-        .order_by("-log__created_at")
-    )
-    return {"available": True, "total": hits.count(), "rows": list(hits[:limit])}

@@ -109,3 +109,8 @@ def content_key(text: str) -> str:
     """The comparison form: same key = same content, whatever the widths, case or spacing."""
     folded = normalise_text(text).translate(_FOLD_KEY).casefold()
     return re.sub(r"\s+", "", folded).rstrip(_FINAL)
+
+
+def split_tags(text: str) -> list[str]:
+    """'a, b，c' -> ['a', 'b', 'c'] (commas of either width)."""
+    return [t.strip() for t in (text or "").replace("，", ",").split(",") if t.strip()]

@@ -32,6 +32,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from curator import signals
 from curator.models import (
     Actor,
     ConversationTurn,
@@ -50,7 +51,6 @@ from curator.models import (
     expiry_for,
 )
 from curator.normalize import content_key, normalise_label, normalise_text
-from retrieval import indexing
 
 WRITTEN, PENDING, BOOSTED, SUPERSEDED, DROPPED, DELETED = (
     "written",
@@ -260,7 +260,7 @@ class Work:
             payload={**payload, "changes": self.changes},
         )
         for fact_id in self.fact_ids:
-            indexing.schedule("fact", fact_id)
+            signals.changed("fact", fact_id)
         return event
 
 
@@ -1228,7 +1228,7 @@ def purge_fact(fact_id: int, *, actor: str = "person") -> MemoryEvent:
         fact.delete()
         if following is not None and previous is not None:
             Fact.objects.filter(pk=following.pk).update(supersedes=previous)
-        indexing.schedule("fact", fact_id)
+        signals.changed("fact", fact_id)
         return MemoryEvent.objects.create(
             owner=fact.owner,
             event_type=EventType.PURGE,

@@ -16,5 +16,8 @@ class LifecycleConfig(AppConfig):
     verbose_name = _("Lifecycle")
 
     def ready(self):
+        from lifecycle import receivers  # needs the models loaded, as every ready() import
+
+        receivers.connect()
         for name in ("huey", "huey.consumer.Scheduler"):
             logging.getLogger(name).addFilter(_QuietHeartbeat())

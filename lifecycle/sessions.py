@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
-from curator import cards
+from curator import cards, signals
 from curator.models import (
     CardAuthor,
     ConversationTurn,
@@ -35,7 +35,6 @@ from curator.models import (
 from lifecycle import llm
 from lifecycle.extract import ExtractionDeferred, extract_turn, pending_turns, tool_summary
 from lifecycle.rules import is_chinese
-from retrieval import indexing
 
 log = logging.getLogger(__name__)
 MAX_ITEMS = 5  # open questions, next steps, recent completions (seed 001: completions <= 5)
@@ -413,7 +412,7 @@ def end_session(session: Session) -> Episode | None:
         episode.linked_facts.set(linked)
         ConversationTurn.objects.filter(pk__in=[t.pk for t in turns]).update(episode=episode)
         Session.objects.filter(pk=session.pk).update(ended_at=now)
-        indexing.schedule("episode", episode.pk)
+        signals.changed("episode", episode.pk)
     update_scratchpad(session, episode, turns, draft.source == "llm")
     return episode
 

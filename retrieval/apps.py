@@ -8,7 +8,7 @@ class RetrievalConfig(AppConfig):
     verbose_name = _("Retrieval")
 
     def ready(self) -> None:
-        from retrieval import text
+        from retrieval import checks, text  # noqa: F401  (checks registers itself)
 
         # jieba writes its dictionary cache here; the person's own words live beside it
         # (retrieval.userdict reloads them in every process when the file changes).

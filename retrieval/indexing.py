@@ -460,13 +460,6 @@ def reindex_one(kind: str, object_id: int) -> None:
         _refresh_next_turn(obj)
 
 
-def schedule(kind: str, object_id: int) -> None:
-    """Queue re-indexing once the surrounding transaction commits (never for rolled-back rows)."""
-    from lifecycle.tasks import index_item
-
-    transaction.on_commit(lambda: index_item(kind, object_id))
-
-
 def reset_vectors(dimension: int) -> None:
     """Empty the vector index for a new model (the only way vectors of two models never mix)."""
     with transaction.atomic(), connection.cursor() as cur:

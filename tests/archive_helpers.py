@@ -6,8 +6,9 @@ from pathlib import Path
 
 from django.core.files.base import ContentFile
 
-from curator import cards, demo
+from curator import cards
 from curator.models import Attachment, CardAuthor, Owner, Session
+from lifecycle import demo
 from lifecycle.archive import KINDS
 from retrieval.models import RegressionCheck, SearchDoc
 

@@ -95,12 +95,13 @@ def test_a_turn_after_the_end_reopens_the_session(api):
 def test_a_recorded_turn_is_indexed_and_queued_for_extraction(
     api, django_capture_on_commit_callbacks, monkeypatch
 ):
-    from curator import conversations
+    from curator import signals
+    from lifecycle import receivers
 
-    queued = []
-    monkeypatch.setattr(conversations, "queue_extraction", queued.append)
-    scheduled = []
-    monkeypatch.setattr(conversations.indexing, "schedule", lambda k, i: scheduled.append((k, i)))
+    queued, scheduled = [], []
+    monkeypatch.setattr(receivers.tasks, "extract_turn", queued.append)
+    monkeypatch.setattr(receivers.tasks, "index_item", lambda k, i: scheduled.append((k, i)))
+    assert signals.turn_recorded.has_listeners() and signals.item_changed.has_listeners()
     with django_capture_on_commit_callbacks(execute=True):
         turn_id = api.post("/turns", TURN).json()["id"]
     assert queued == [turn_id] and scheduled == [("turn", turn_id)]

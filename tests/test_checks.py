@@ -10,6 +10,7 @@ import pytest
 from django.db import connection
 
 from memsite.core import checks
+from retrieval import checks as vector_checks
 from retrieval.embedders import get_embedder
 from retrieval.models import EmbeddingSpace
 
@@ -46,7 +47,7 @@ def test_a_dimension_that_contradicts_the_stored_vectors_is_an_error(db, remote_
     remote_embedder.EMBEDDING_DIM = 1024
     EmbeddingSpace.objects.create(model_name="bge-m3", dimension=384)
     _store_one_vector()
-    [error] = checks.embedding_settings(None)
+    [error] = vector_checks.stored_vectors_match(None)
     assert error.id == "memsite.E003"
     assert "MEMSITE_EMBEDDING_DIM is 1024 but the 1 stored vectors of bge-m3 have 384" in error.msg
 
@@ -54,7 +55,7 @@ def test_a_dimension_that_contradicts_the_stored_vectors_is_an_error(db, remote_
 def test_another_model_only_degrades_search(db):
     EmbeddingSpace.objects.create(model_name="text-embedding-3-small", dimension=384)
     _store_one_vector()
-    [warning] = checks.embedding_settings(None)
+    [warning] = vector_checks.stored_vectors_match(None)
     assert warning.id == "memsite.W001" and "keywords only" in warning.msg
 
 

@@ -5,7 +5,7 @@ from django.db import transaction
 
 from curator.models import Fact, Owner
 from retrieval.backends import keyword_hits
-from retrieval.indexing import schedule
+from curator.signals import changed as schedule  # announced changes are indexed by a job
 
 
 @pytest.mark.django_db(transaction=True)

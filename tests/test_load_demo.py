@@ -6,7 +6,6 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from curator import demo
 from curator.models import (
     Attachment,
     ConversationTurn,
@@ -21,6 +20,7 @@ from curator.models import (
     Session,
     expiry_for,
 )
+from lifecycle import demo
 
 pytestmark = pytest.mark.django_db
 

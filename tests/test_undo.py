@@ -6,7 +6,6 @@ import pytest
 from django.utils import timezone
 
 from curator import writepath as wp
-from curator.demo import load_demo
 from curator.models import (
     EventType,
     Fact,
@@ -18,6 +17,7 @@ from curator.models import (
 )
 from curator.undo import UndoRefused, undo_batch, undo_blocker, undo_event
 from curator.writepath import Candidate, propose
+from lifecycle.demo import load_demo
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,6 @@ from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, connection
 from django.http import Http404
 from django.utils.translation import gettext as _
-from huey.contrib.djhuey import HUEY
 from ninja import NinjaAPI, Schema, Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.renderers import JSONRenderer
@@ -22,6 +21,7 @@ from ninja.responses import NinjaJSONEncoder
 
 from memsite.api.common import READ
 from memsite.api.errors import ApiError, error_for_exception, json_error
+from memsite.core.queue import queue_pending
 from memsite.core.tokens import find_token
 from retrieval.indexing import vector_state
 
@@ -179,11 +179,6 @@ def _probe(sql: str) -> str:
         return "ok"
     except DatabaseError:
         return "error"
-
-
-def queue_pending() -> int:
-    """Jobs waiting in the queue or its schedule: clients poll this until indexing caught up."""
-    return HUEY.pending_count() + HUEY.scheduled_count()
 
 
 @api.get("/health", response=Health, auth=None, summary="Liveness and index state", tags=["health"])

@@ -11,7 +11,9 @@ from ninja.files import UploadedFile
 
 from curator import conversations as conv
 from curator.models import Attachment, Episode
+from curator.normalize import split_tags
 from curator.writepath import WritePathError
+from lifecycle import tasks
 from memsite.api.common import (
     AUTH_ERRORS,
     MAX_OFFSET,
@@ -21,9 +23,10 @@ from memsite.api.common import (
     ErrorOut,
     Id,
     not_found,
+    owner,
 )
 from memsite.api.errors import ApiError
-from memsite.web.forms import split_tags
+from retrieval.lookup import find_attachments
 
 router = Router()
 RoleName = Literal["user", "assistant", "system", "tool"]
@@ -91,7 +94,7 @@ def end_session(request, session_id: str):
     session = conv.session_for(session_id)
     if session is None:
         raise not_found(_("session"))
-    result = conv.end_session(session)
+    result = tasks.end_session(session.pk)  # the Huey result: its id is the job's
     return Status(202, {"job_id": str(result.id)})
 
 
@@ -311,13 +314,15 @@ def create_attachment(
     tags=["attachments"],
 )
 def attachments(request, filters: Query[AttachmentFilters]):
-    found = conv.find_attachments(filters.q, filters.session_id, filters.direction)
+    found = find_attachments(owner(), filters.q, filters.direction or "").items
+    if filters.session_id:
+        found = found.filter(session__external_id=filters.session_id)
     page = found[filters.offset : filters.offset + filters.limit]
     return {"items": [attachment_dict(a) for a in page], "count": found.count()}
 
 
 def _attachment(attachment_id: int) -> Attachment:
-    found = conv.find_attachments().filter(pk=attachment_id).first()
+    found = find_attachments(owner()).items.filter(pk=attachment_id).first()
     if found is None:
         raise not_found(_("attachment"))
     return found

@@ -19,3 +19,10 @@ class NormalSyncStorage(SqliteStorage):
 
 class MemsiteHuey(SqliteHuey):
     storage_class = NormalSyncStorage
+
+
+def queue_pending() -> int:
+    """Jobs waiting in the queue or its schedule: clients poll this until indexing caught up."""
+    from huey.contrib.djhuey import HUEY  # built from settings.HUEY, which names this module
+
+    return HUEY.pending_count() + HUEY.scheduled_count()

@@ -20,6 +20,7 @@ from memsite.web.forms_conversations import (
     AttachmentUploadForm,
 )
 from memsite.web.home import _page, _render
+from retrieval import lookup
 
 PER_PAGE = 25
 
@@ -28,7 +29,9 @@ def _list_page(request: HttpRequest, upload: AttachmentUploadForm, status: int =
     owner = Owner.default()
     filters = AttachmentFilterForm(request.GET)
     data = filters.cleaned_data if filters.is_valid() else {}
-    found = svc.find(owner, data.get("q", ""), data.get("direction", ""), data.get("type", ""))
+    found = lookup.find_attachments(
+        owner, data.get("q", ""), data.get("direction", ""), data.get("type", "")
+    )
     query = {k: v for k, v in request.GET.items() if k != "page" and v}
     context = {
         "filters": filters,

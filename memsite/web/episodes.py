@@ -16,6 +16,7 @@ from curator import episodes as svc
 from curator.models import Episode, Owner
 from memsite.web.forms_conversations import EpisodeEditForm, EpisodeFilterForm
 from memsite.web.home import _page, _render
+from retrieval import lookup
 
 PER_PAGE = 25
 
@@ -39,7 +40,7 @@ def episodes(request: HttpRequest) -> HttpResponse:
     owner = Owner.default()
     filters = EpisodeFilterForm(request.GET, tools=svc.known_tools(owner))
     data = filters.cleaned_data if filters.is_valid() else {}
-    page = _page(request, svc.filter_episodes(owner, data), PER_PAGE)
+    page = _page(request, lookup.filter_episodes(owner, data), PER_PAGE)
     query = {k: v for k, v in request.GET.items() if k != "page" and v}
     context = {
         "filters": filters,

@@ -18,35 +18,23 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from curator import writepath as wp
 from curator.diff import inline_diff
-from curator.history import fact_history, recall_history
+from curator.history import fact_history
 from curator.models import Fact, FactStatus, MemoryEvent, Owner
 from curator.transcripts import provenance
 from memsite.web.activity import entry
 from memsite.web.common import done_banner, safe_next
 from memsite.web.forms import FactBulkForm, FactEditForm, FactFilterForm
 from memsite.web.home import _page, _render
-from retrieval.backends import keyword_hits
+from retrieval import lookup
+from retrieval.recalls import recall_history
 
 PER_PAGE = 50
-SEARCH_LIMIT = 1000
 SORTS = {
     "updated": ["-updated_at", "-pk"],
     "importance": ["-importance", "-updated_at"],
     "confidence": ["-confidence", "-updated_at"],
     "recalled": ["-access_count", "-last_accessed_at", "-updated_at"],
 }
-
-
-def _search_ids(query: str, owner: Owner) -> list[int]:
-    """Fact ids matching the query through the FTS index, best first (any status)."""
-    try:
-        from retrieval.backends import Filters
-    except ImportError:  # an older index without filters searches active facts only
-        hits = keyword_hits(query, owner.pk, SEARCH_LIMIT)
-    else:
-        scope = Filters(owner.pk, kinds=("fact",), include_inactive=True)
-        hits = keyword_hits(query, owner.pk, SEARCH_LIMIT, filters=scope)
-    return [hit.object_id for hit in hits if hit.kind == "fact"]
 
 
 def _filtered(owner: Owner, data: dict, status: str):
@@ -67,9 +55,9 @@ def _filtered(owner: Owner, data: dict, status: str):
         "updated_from": "updated_at__date__gte",
         "updated_to": "updated_at__date__lte",
     }
-    for name, lookup in ranges.items():
+    for name, condition in ranges.items():
         if data.get(name):
-            facts = facts.filter(**{lookup: data[name]})
+            facts = facts.filter(**{condition: data[name]})
     return facts
 
 
@@ -78,7 +66,7 @@ def fact_list(owner: Owner, data: dict, status: str):
     query = (data.get("q") or "").strip()
     if not query:
         return facts.order_by(*SORTS.get(data.get("sort") or "updated", SORTS["updated"]))
-    ids = _search_ids(query, owner)
+    ids = lookup.keyword_ids(query, owner, "fact", include_inactive=True)
     facts = facts.filter(pk__in=ids)
     if data.get("sort"):
         return facts.order_by(*SORTS[data["sort"]])

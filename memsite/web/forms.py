@@ -20,17 +20,13 @@ from curator.models import (
     Scope,
     Source,
 )
+from curator.normalize import split_tags
 
 ANY = _("any")
 
 
 def _any(choices, label=ANY):
     return [("", label), *choices]
-
-
-def split_tags(text: str) -> list[str]:
-    """'a, b，c' -> ['a', 'b', 'c'] (commas of either width)."""
-    return [t.strip() for t in (text or "").replace("，", ",").split(",") if t.strip()]
 
 
 class DateTimeLocalInput(forms.DateTimeInput):

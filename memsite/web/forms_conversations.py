@@ -5,8 +5,9 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
 from curator.models import Direction, Outcome
+from curator.normalize import split_tags
 from curator.writepath import WritePathError, clean_tags
-from memsite.web.forms import DateInput, split_tags
+from memsite.web.forms import DateInput
 
 ANY = [("", _("any"))]
 MAX_TEXT = 5000

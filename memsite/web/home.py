@@ -14,7 +14,7 @@ from curator.models import (
     Owner,
 )
 from curator.writepath import due_pending
-from memsite.api import queue_pending
+from memsite.core.queue import queue_pending
 from retrieval.indexing import vector_state
 
 

@@ -5,7 +5,7 @@ from django.contrib.auth import get_user_model
 from django.db import connection
 from playwright.sync_api import expect
 
-from curator.demo import load_demo
+from lifecycle.demo import load_demo
 from tests.e2e.helpers import log_in
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

@@ -6,8 +6,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from curator.demo import load_demo
 from curator.models import Fact
+from lifecycle.demo import load_demo
 from tests.e2e.helpers import log_in, switch_language
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

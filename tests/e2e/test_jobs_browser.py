@@ -4,7 +4,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from curator.demo import load_demo
+from lifecycle.demo import load_demo
 from lifecycle.models import JobRun
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from curator.demo import DemoResult, load_demo
+from lifecycle.demo import DemoResult, load_demo
 
 
 class Command(BaseCommand):

@@ -48,6 +48,7 @@ from curator.models import (
     Source,
     expiry_for,
 )
+from retrieval.indexing import index_all, remove_item
 
 DEMO_SOURCE = Source.DEMO
 SESSION_PREFIX = "demo-"
@@ -530,11 +531,7 @@ def _delete(queryset) -> int:
 
 
 def _unindex(ids_by_kind: dict[str, list[int]]) -> None:
-    """Drop deleted rows from the search index (owned by retrieval) when it exists."""
-    try:
-        from retrieval.indexing import remove_item
-    except ImportError:
-        return
+    """Drop deleted rows from the search index."""
     for kind, ids in ids_by_kind.items():
         for object_id in ids:
             remove_item(kind, object_id)
@@ -866,11 +863,7 @@ def _build(owner: Owner, now: datetime) -> dict[str, int]:
 
 
 def index_search() -> int | None:
-    """Make the demo searchable, if the retrieval indexer is installed (None if not)."""
-    try:
-        from retrieval.indexing import index_all
-    except ImportError:
-        return None
+    """Make the demo searchable now (keywords and vectors); the number of items indexed."""
     return index_all()
 
 

@@ -1,0 +1,23 @@
+"""What the memory domain announces, for the layers above it to act on.
+
+The domain never imports search or the job queue: it says what changed, once the change is
+committed, and the jobs layer (lifecycle.receivers, connected in LifecycleConfig.ready)
+decides what follows: re-indexing, extraction, card refreshes.
+"""
+
+from django.db import transaction
+from django.dispatch import Signal
+
+# A searchable item (kind, object_id) was created, changed or removed.
+item_changed = Signal()
+# A conversation turn was stored (turn_id): what the person said may hold memories.
+turn_recorded = Signal()
+
+
+def changed(kind: str, object_id: int) -> None:
+    """Announce a change once the surrounding transaction commits (never a rolled-back one)."""
+    transaction.on_commit(lambda: item_changed.send(sender=kind, kind=kind, object_id=object_id))
+
+
+def recorded(turn_id: int) -> None:
+    transaction.on_commit(lambda: turn_recorded.send(sender="turn", turn_id=turn_id))

@@ -1,0 +1,17 @@
+"""The jobs layer's answers to what the memory domain announces (curator.signals)."""
+
+from curator import signals
+from lifecycle import tasks
+
+
+def index_changed_item(sender, kind: str, object_id: int, **kwargs) -> None:
+    tasks.index_item(kind, object_id)
+
+
+def extract_recorded_turn(sender, turn_id: int, **kwargs) -> None:
+    tasks.extract_turn(turn_id)
+
+
+def connect() -> None:
+    signals.item_changed.connect(index_changed_item, dispatch_uid="lifecycle.index")
+    signals.turn_recorded.connect(extract_recorded_turn, dispatch_uid="lifecycle.extract")
