@@ -27,8 +27,9 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from curator import cards
+from curator import cards, writepath
 from curator.models import Actor, CardAuthor, Fact, FactType, Owner, Priority, Scope, Source
+from curator.writepath import Candidate
 
 RULES = {
     "user": gettext_lazy("at most 2 KB: over it, repeated lines and blank runs go"),
@@ -314,7 +315,6 @@ def apply(
 
     fingerprint=None skips that check (the nightly job plans and applies in one go).
     """
-    from curator.writepath import Candidate, propose  # every fact goes through the write path
 
     now = now or timezone.now()
     owner = Owner.default()
@@ -332,7 +332,7 @@ def apply(
             if change.archive:
                 cards.atomic_write(*change.archive)
             for index, content in enumerate(change.new_facts):
-                propose(
+                writepath.propose(
                     Candidate(
                         content=content,
                         type=FactType.EXPERIENCE,

@@ -22,7 +22,7 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from curator import cards
+from curator import cards, writepath
 from curator.models import (
     Actor,
     CardAuthor,
@@ -34,6 +34,7 @@ from curator.models import (
     Scope,
     Source,
 )
+from curator.writepath import Candidate, WritePathError
 
 # --------------------------------------------------------------------------------------
 # The questions
@@ -421,7 +422,6 @@ def submit(
             return SubmitResult(True, replayed=True)
         message = _("The onboarding is already confirmed; reset it in Settings to run it again.")
         return SubmitResult(False, "already_confirmed", {"__all__": message})
-    from curator.writepath import WritePathError
 
     try:
         facts = _confirm(owner, cleaned, actor, prefix)
@@ -433,7 +433,6 @@ def submit(
 
 
 def _confirm(owner: Owner, data: dict, actor: str, prefix: str) -> list[Fact]:
-    from curator.writepath import Candidate, propose  # the write path owns every fact write
 
     with cards.rollback_files(["persona", "user"]), transaction.atomic():
         facts = []
@@ -449,7 +448,7 @@ def _confirm(owner: Owner, data: dict, actor: str, prefix: str) -> list[Fact]:
                 source=Source.ONBOARDING,
                 verified=True,
             )
-            result = propose(
+            result = writepath.propose(
                 candidate, actor=actor, owner=owner, operation_id=f"{prefix}:{plan['key']}"
             )
             if result.fact is None:

@@ -23,6 +23,7 @@ from django.utils.translation import gettext as _
 from curator import attachments, episodes
 from curator.models import (
     Attachment,
+    ConversationTurn,
     Episode,
     EventType,
     Fact,
@@ -329,7 +330,6 @@ def _undo_drop(event: MemoryEvent, actor: str, batch: str) -> MemoryEvent:
 
 
 def _existing_turn(turn_id) -> int | None:
-    from curator.models import ConversationTurn
 
     if turn_id and ConversationTurn.objects.filter(pk=turn_id).exists():
         return turn_id

@@ -46,6 +46,7 @@ from curator.models import (
 )
 from lifecycle import archive
 from lifecycle.archive import ATTACHMENT_PREFIX, KINDS, MEMORY_PREFIX, Kind
+from retrieval import indexing
 from retrieval.models import RegressionCheck
 
 NEW, IDENTICAL, CONFLICT = "new", "identical", "conflicting"
@@ -586,7 +587,6 @@ def apply(found: Archive, the_plan: Plan | None = None, *, reindex: bool = True)
 
 def _reindex(report: Report) -> None:
     """Rebuild the search indexes from the imported rows (the archive carries none)."""
-    from retrieval import indexing
 
     try:
         report.indexed = indexing.index_all()

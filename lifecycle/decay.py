@@ -28,6 +28,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from curator.models import (
+    Episode,
     EventType,
     Fact,
     FactStatus,
@@ -331,7 +332,6 @@ def keep_reset(fact: Fact, job_run: str) -> None:
 
 
 def plan_episode_decay(now: datetime, since: datetime | None) -> list[dict]:
-    from curator.models import Episode
 
     planned = []
     for ep in Episode.objects.only("pk", "importance", "ended_at", "tags").iterator(
@@ -351,7 +351,6 @@ def plan_episode_decay(now: datetime, since: datetime | None) -> list[dict]:
 
 
 def apply_episode_decay(planned: list[dict]) -> None:
-    from curator.models import Episode
 
     for chunk in _chunks(planned):
         with transaction.atomic():

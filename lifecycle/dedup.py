@@ -25,6 +25,7 @@ from curator.models import EventType, Fact, FactStatus, PendingItem, PendingReas
 from curator.writepath import Candidate, change_fact, propose
 from lifecycle import knn
 from retrieval.backends import float_vectors
+from retrieval.embedders import LocalEmbedder, get_embedder
 from retrieval.models import SearchDoc
 
 MERGE_TAG = "merge"
@@ -132,7 +133,6 @@ def threshold() -> float:
     bundled e5, paraphrases score 0.96-0.99 but so do "lives in Hangzhou / in Beijing")."""
     if settings.DEDUP_THRESHOLD:
         return settings.DEDUP_THRESHOLD
-    from retrieval.embedders import LocalEmbedder, get_embedder
 
     return LOCAL_THRESHOLD if isinstance(get_embedder(), LocalEmbedder) else DEFAULT_THRESHOLD
 

@@ -23,9 +23,10 @@ from django.utils import timezone
 
 from curator.models import ConversationTurn, Fact, FactStatus, FactType, Role, Scope, Session
 from curator.writepath import Candidate, InvalidCandidate, Result, change_fact, propose
-from lifecycle import llm, rules
+from lifecycle import llm, rules, runs
 from lifecycle.embedqueue import dead_letter
 from lifecycle.models import DeadTask, ExtractionItem, JobKind, QueueStatus, Trigger
+from retrieval.backends import Filters, keyword_hits, vector_hits
 
 log = logging.getLogger(__name__)
 # Delays before LLM retries of a turn (attempt 1, 2, 3 ...); the nightly run also picks them up.
@@ -201,7 +202,6 @@ def run_turn(turn_id: int, *, retry: bool = False) -> ExtractionItem | None:
 
     Returns the waiting queue item when the LLM failed and a retry is due later.
     """
-    from lifecycle import runs
 
     turn = ConversationTurn.objects.select_related("session__owner").filter(pk=turn_id).first()
     if turn is None:
@@ -281,7 +281,6 @@ class Plan:
 
 def related_facts(turn: ConversationTurn, limit: int | None = None) -> list[Fact]:
     """The existing memories most related to the turn (keyword and vector search)."""
-    from retrieval.backends import Filters, keyword_hits, vector_hits
 
     limit = limit or settings.EXTRACT_RELATED
     owner_id = turn.session.owner_id

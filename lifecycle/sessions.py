@@ -32,9 +32,11 @@ from curator.models import (
     Scratchpad,
     Session,
 )
-from lifecycle import llm
+from lifecycle import llm, runs
 from lifecycle.extract import ExtractionDeferred, extract_turn, pending_turns, tool_summary
+from lifecycle.models import JobKind
 from lifecycle.rules import is_chinese
+from retrieval.text import STOPWORDS
 
 log = logging.getLogger(__name__)
 MAX_ITEMS = 5  # open questions, next steps, recent completions (seed 001: completions <= 5)
@@ -128,8 +130,6 @@ def _keeps_english(word: str, text: str, count: int) -> bool:
 def nouns(text: str, limit: int = 8, skip: tuple[str, ...] = ()) -> list[str]:
     """The most frequent nouns and names (jieba part-of-speech tags n*, eng)."""
     import jieba.posseg
-
-    from retrieval.text import STOPWORDS
 
     counts: Counter[str] = Counter()
     english: set[str] = set()
@@ -430,8 +430,6 @@ def update_scratchpad(session: Session, episode: Episode, turns, use_llm: bool) 
 
 def run_end(session_pk: int, trigger: str = "schedule") -> Episode | None:
     """The job: end the session and record the run (what the Jobs page lists)."""
-    from lifecycle import runs
-    from lifecycle.models import JobKind
 
     session = Session.objects.select_related("owner").filter(pk=session_pk).first()
     if session is None:

@@ -9,8 +9,11 @@ from django.conf import settings
 from django.db import DatabaseError
 from huey.contrib.djhuey import HUEY, db_periodic_task, db_task
 
+from curator import history_log
 from lifecycle import consolidate, embedqueue, extract, metrics, schedule, sessions
 from lifecycle.models import Trigger
+from retrieval import keywords, matrix
+from retrieval.search import prune_recall_log
 
 
 @db_task()
@@ -65,7 +68,6 @@ def hourly_upkeep() -> None:
 @db_periodic_task(schedule.at_local(settings.CONSOLIDATE_HOUR, 30))
 def prune_conversation_logs() -> None:
     """The JSONL conversation backup keeps CONVERSATION_LOG_RETENTION_DAYS (files only)."""
-    from curator import history_log
 
     history_log.prune()
 
@@ -74,8 +76,6 @@ def prune_conversation_logs() -> None:
 def prune_search_logs() -> None:
     """The recall log keeps RECALL_LOG_DAYS; the change logs of the vector and keyword
     indexes their newest entries."""
-    from retrieval import keywords, matrix
-    from retrieval.search import prune_recall_log
 
     prune_recall_log()
     matrix.prune_log()

@@ -24,6 +24,7 @@ from django.utils import timezone
 from retrieval import keywords, matrix
 from retrieval import text as seg
 from retrieval.embedders import get_embedder, query_cache
+from retrieval.indexing import search_space, sign_bits
 from retrieval.models import Kind
 
 ALL_KINDS = tuple(k.value for k in Kind)
@@ -368,7 +369,6 @@ def float_vectors(doc_ids: list[int]) -> dict[int, np.ndarray]:
 
 
 def _knn_bits(vector: np.ndarray, where: str, params: list, limit: int) -> list[tuple]:
-    from retrieval.indexing import search_space, sign_bits
 
     oversample = max(limit, int(limit * settings.SEARCH_OVERSAMPLE))
     sql = (

@@ -17,11 +17,11 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 
 from django.conf import settings
 from django.utils import timezone
 
+from curator.compiler import compiled_profile
 from curator.models import Actor, Session
 from retrieval import budget as tb
 from retrieval import triggers
@@ -132,32 +132,11 @@ class ContextResult:
 
 def core_cards(card_budget: int) -> list[tb.Block]:
     """The persona and user cards as injected (compiled within their budget)."""
-    try:
-        from curator.compiler import compiled_profile
-    except ImportError:  # the cards feature is not installed: read the files as they are
-        return _raw_cards(card_budget)
     profile = compiled_profile(card_budget)
     blocks = []
     for name, compiled in (("persona", profile.persona), ("user", profile.user)):
         if compiled.text.strip():
             text = compiled.text.strip()
-            blocks.append(
-                tb.Block(
-                    f"card:{name}", text, tb.estimate_tokens(text), {"kind": "card", "id": name}
-                )
-            )
-    return blocks
-
-
-def _raw_cards(card_budget: int) -> list[tb.Block]:
-    blocks = []
-    for name, rel in (("persona", "system/ShiYi.md"), ("user", "shared/User.md")):
-        try:
-            text = (Path(settings.MEMORY_DIR) / rel).read_text(encoding="utf-8").strip()
-        except FileNotFoundError:
-            continue
-        text, _ = tb.truncate(text, card_budget // 2)
-        if text:
             blocks.append(
                 tb.Block(
                     f"card:{name}", text, tb.estimate_tokens(text), {"kind": "card", "id": name}

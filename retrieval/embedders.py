@@ -15,6 +15,9 @@ from functools import lru_cache
 import numpy as np
 from django.conf import settings
 
+from retrieval import engine
+from retrieval.models import EmbeddingCache
+
 
 class EmbeddingError(RuntimeError):
     """The embedder could not produce vectors (endpoint down, timeout, wrong dimension...)."""
@@ -33,7 +36,6 @@ class LocalEmbedder:
         return self._encode([text], is_query=True).reshape(self.dimension)
 
     def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
-        from retrieval import engine
 
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
@@ -135,7 +137,6 @@ def _normalise(matrix: np.ndarray) -> np.ndarray:
 
 
 def _cache_get(model: str, dimension: int, keys: set[str]) -> dict[str, np.ndarray]:
-    from retrieval.models import EmbeddingCache
 
     found = {}
     keys_list = list(keys)
@@ -148,7 +149,6 @@ def _cache_get(model: str, dimension: int, keys: set[str]) -> dict[str, np.ndarr
 
 
 def _cache_put(model: str, dimension: int, vectors: dict[str, np.ndarray]) -> None:
-    from retrieval.models import EmbeddingCache
 
     EmbeddingCache.objects.bulk_create(
         [

@@ -33,6 +33,7 @@ from retrieval import schema, userdict
 from retrieval import text as seg
 from retrieval.embedders import get_embedder
 from retrieval.models import EmbeddingSpace, Kind, SearchDoc
+from retrieval.reindex import reindex
 
 MODELS = {
     Kind.FACT: Fact,
@@ -434,7 +435,6 @@ def queryset(kind: str):
 
 def index_all(embed: bool = True, batch: int = 64) -> int:
     """Index every searchable item (unchanged ones are skipped cheaply); returns the count."""
-    from retrieval.reindex import reindex
 
     return reindex(embed=embed, batch=batch).examined
 

@@ -41,10 +41,10 @@ from curator.models import (
     MemoryEvent,
     Owner,
 )
-from retrieval import backends, scoring, userdict
+from retrieval import backends, keywords, matrix, scoring, userdict
 from retrieval import text as seg
 from retrieval.backends import ALL_KINDS, EVENT_KINDS, Filters, Hit
-from retrieval.embedders import EmbeddingError, get_embedder, query_cache
+from retrieval.embedders import EmbeddingError, LocalEmbedder, get_embedder, query_cache
 from retrieval.indexing import VectorState, item_time, search_space
 from retrieval.models import Kind, RecallHit, RecallLog
 
@@ -736,8 +736,6 @@ def warm_up() -> None:
     embedding engine, the vector matrix (1.4 s at 100k vectors) and the keyword postings
     (3-4 s at 100k items). `serve` runs it in a thread at start; a failure only means the
     first search pays instead."""
-    from retrieval import keywords, matrix
-    from retrieval.embedders import LocalEmbedder
 
     try:
         userdict.ensure_loaded()

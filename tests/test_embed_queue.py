@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from curator.models import Fact, Owner
-from lifecycle import embedqueue, tasks
+from lifecycle import deadletters, tasks
 from lifecycle.embedqueue import backoff, index_with_retry
 from lifecycle.models import DeadLetter, DeadStatus, DeadTask, Incident
 from retrieval import indexing
@@ -99,7 +99,7 @@ def test_retry_puts_the_item_back_in_the_queue(
     )
     monkeypatch.setattr(indexing, "get_embedder", lambda: GoodEmbedder())
     with django_capture_on_commit_callbacks(execute=True):
-        embedqueue.retry_letter(letter.pk)
+        deadletters.retry_letter(letter.pk)
     letter.refresh_from_db()
     assert letter.status == DeadStatus.RETRIED
     doc = indexing.SearchDoc.objects.get(kind="fact", object_id=stored_fact.pk)
@@ -110,7 +110,7 @@ def test_discard_stops_trying_and_keeps_the_keyword_row(broken, stored_fact, set
     settings.EMBED_BACKOFF = []
     index_with_retry("fact", stored_fact.pk)
     letter = DeadLetter.objects.get()
-    embedqueue.discard_letter(letter.pk)
+    deadletters.discard_letter(letter.pk)
     letter.refresh_from_db()
     assert letter.status == DeadStatus.DISCARDED and letter.resolved_at
     assert keyword_hits("滨江", stored_fact.owner_id)

