@@ -7,7 +7,8 @@ from ninja.security import HttpBearer
 
 from curator.models import Owner
 from memsite.api_errors import ApiError
-from memsite.tokens import find_token, limiter, rate_limit, retry_after, touch
+from memsite.ratelimit import limiter, rate_limit, retry_after
+from memsite.tokens import find_token, touch
 
 MAX_PAGE = 200
 MAX_OFFSET = 1_000_000_000

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from memsite.models import TokenScope
-from memsite.tokens import create_token, limiter
+from memsite.ratelimit import limiter
+from memsite.tokens import create_token
 
 BASE = "/api/v1"
 
