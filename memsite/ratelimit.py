@@ -16,6 +16,9 @@ write, so two processes can both let the same last request through.
 One statement (an UPSERT with RETURNING) reads, refills and takes from the bucket, and SQLite
 runs it under the file's write lock: atomic across threads and processes. Losing the last
 updates in a power cut only hands a client part of a minute back, hence synchronous=OFF.
+Measured cost: 35 us of each request at the median (p99 85-100 us; timed inside GET /traces
+requests, which take about 1.25 ms), 8 us in a tight loop; the in-memory dict it replaces
+took 0.5 us. Two processes updating one bucket 1,800 times a second: p99 78 us, p99.9 0.2 ms.
 """
 
 import logging
@@ -74,6 +77,8 @@ class RateLimiter:
         """0 when the request may go ahead, else the seconds to wait before the next one."""
         if per_minute <= 0:
             return 0.0
+        # Unix time, not time.monotonic(): stamps must mean the same in every process and
+        # after a restart.
         now = time.time() if now is None else now
         rate = per_minute / 60.0
         params = {"key": key, "cap": float(per_minute), "now": now, "rate": rate}
