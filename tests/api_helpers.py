@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from memsite.core.tokens import create_token, limiter
+from memsite.api.ratelimit import limiter
+from memsite.core.tokens import create_token
 from memsite.models import TokenScope
 
 BASE = "/api/v1"

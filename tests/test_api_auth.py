@@ -7,7 +7,8 @@ import pytest
 from django.test import override_settings
 from django.utils import timezone
 
-from memsite.core.tokens import RateLimiter, create_token, find_token, revoke_token
+from memsite.api.ratelimit import RateLimiter
+from memsite.core.tokens import create_token, find_token, revoke_token
 from memsite.models import ApiToken, TokenScope
 from tests.api_helpers import Api, assert_error
 
@@ -80,8 +81,8 @@ def test_it_answers_429_when_a_token_exceeds_its_rate(client, db, fresh_limits):
     assert Api(client, other).get("/traces").status_code == 200  # the limit is per token
 
 
-def test_the_rate_limiter_refills_over_time():
-    limiter = RateLimiter()
+def test_the_rate_limiter_refills_over_time(tmp_path):
+    limiter = RateLimiter(tmp_path / "ratelimit.sqlite3")
     assert limiter.hit(1, 60, now=0.0) == 0
     for _ in range(59):
         limiter.hit(1, 60, now=0.0)

@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memsite.api import api as ninja_api
-from memsite.core.tokens import create_token, limiter
+from memsite.api.ratelimit import limiter
+from memsite.core.tokens import create_token
 
 FUZZ_EXAMPLES = int(os.environ.get("MEMSITE_FUZZ_EXAMPLES", "25"))  # more for a deep run
 SCHEMA = json.loads(json.dumps(ninja_api.get_openapi_schema(path_prefix="/api/v1/")))

@@ -7,7 +7,8 @@ from ninja.security import HttpBearer
 
 from curator.models import Owner
 from memsite.api.errors import ApiError
-from memsite.core.tokens import find_token, limiter, rate_limit, retry_after, touch
+from memsite.api.ratelimit import limiter, rate_limit, retry_after
+from memsite.core.tokens import find_token, touch
 
 MAX_PAGE = 200
 MAX_OFFSET = 1_000_000_000

@@ -1,17 +1,12 @@
-"""API tokens: create (shown once), check, revoke, and the per-token rate limit.
+"""API tokens: create (shown once), check, revoke (the rate limit is memsite/api/ratelimit.py).
 
 The page, the `api_token` command and the API's bearer authentication all call these.
 """
 
 import hashlib
-import math
 import secrets
-import threading
-import time
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.utils import timezone
 
 from memsite.models import ApiToken, TokenScope
@@ -76,52 +71,3 @@ def revoke_token(token_id: int) -> ApiToken | None:
 
 def list_tokens():
     return ApiToken.objects.all()
-
-
-@dataclass
-class _Bucket:
-    tokens: float
-    stamp: float
-
-
-class RateLimiter:
-    """A token bucket per API token, in process memory (one waitress process serves the API).
-
-    The bucket holds `per_minute` requests and refills continuously, so a client may burst
-    up to its minute's allowance and then runs at the steady rate.
-    """
-
-    def __init__(self):
-        self._buckets: dict[int, _Bucket] = {}
-        self._lock = threading.Lock()
-
-    def hit(self, key: int, per_minute: int, now: float | None = None) -> float:
-        """0 when the request may go ahead, else the seconds to wait before the next one."""
-        if per_minute <= 0:
-            return 0.0
-        now = time.monotonic() if now is None else now
-        rate = per_minute / 60.0
-        with self._lock:
-            bucket = self._buckets.get(key) or _Bucket(float(per_minute), now)
-            bucket.tokens = min(float(per_minute), bucket.tokens + (now - bucket.stamp) * rate)
-            bucket.stamp = now
-            self._buckets[key] = bucket
-            if bucket.tokens >= 1:
-                bucket.tokens -= 1
-                return 0.0
-            return (1 - bucket.tokens) / rate
-
-    def reset(self) -> None:
-        with self._lock:
-            self._buckets.clear()
-
-
-limiter = RateLimiter()
-
-
-def retry_after(wait: float) -> int:
-    return max(1, math.ceil(wait))
-
-
-def rate_limit() -> int:
-    return int(getattr(settings, "API_RATE_LIMIT", 0))
