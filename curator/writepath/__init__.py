@@ -1,0 +1,86 @@
+"""The single write path: every memory change goes through these functions.
+
+Pages, the agent API and the background jobs all call the same plain functions, so a fact
+written by an agent, confirmed on the review desk or archived by a job is recorded the same
+way: one transaction holding the change and its MemoryEvent (actor, before / after, the
+`changes` undo needs), then re-indexing queued for after the commit.
+
+Routing of a proposed candidate (seed 000 sections 6-8, seed 003 4.1, seed 004):
+  replayed operation_id -> the first outcome, nothing written
+  suggested deletion    -> a pending item, never a deletion
+  rejected before       -> dropped (the person is never asked twice)
+  below CONFIDENCE_PENDING -> dropped, with an event saying why
+  same content as an active fact (same subject + predicate) -> boost (hit_count, confidence)
+  already waiting in the queue -> the waiting item, no second one
+  below CONFIDENCE_WRITE -> pending (low confidence, or "would replace fact N")
+  new value for a subject + predicate -> supersede (the old fact keeps its place in the chain);
+      a fact the person verified is only replaced by the person, so others go to review
+  otherwise -> written
+"""
+
+from curator.writepath.clean import (  # noqa: F401
+    Clean,
+    clean_candidate,
+    clean_content,
+    clean_tags,
+)
+from curator.writepath.core import (  # noqa: F401
+    BOOST_STEP,
+    BOOSTED,
+    CONFIDENCE_CAP,
+    DEFAULT_RETENTION,
+    DELETED,
+    DROPPED,
+    DURATIONS,
+    EDITABLE,
+    FACT_FIELDS,
+    MAX_CONTENT,
+    MAX_LABEL,
+    MAX_TAG,
+    MAX_TAGS,
+    OPEN,
+    PENDING,
+    SUPERSEDED,
+    WRITTEN,
+    ActiveConflict,
+    AlreadyResolved,
+    Candidate,
+    InvalidCandidate,
+    MootPending,
+    NotAllowed,
+    Result,
+    StaleEdit,
+    Work,
+    WritePathError,
+    new_batch,
+    pending_snapshot,
+    record_edit,
+    snapshot,
+)
+from curator.writepath.facts import (  # noqa: F401
+    ARCHIVABLE,
+    BULK_ACTIONS,
+    RESTORABLE,
+    archive_fact,
+    bulk_facts,
+    change_fact,
+    delete_fact,
+    edit_fact,
+    pin_fact,
+    purge_fact,
+    restore_fact,
+    revert_to,
+)
+from curator.writepath.pending import (  # noqa: F401
+    confirm_pending,
+    due_pending,
+    ignore_pending,
+    moot_reason,
+    snooze_pending,
+)
+from curator.writepath.propose import (  # noqa: F401
+    current_holder,
+    propose,
+    rejected_before,
+    replay,
+)

@@ -1,0 +1,319 @@
+"""Routing a proposed candidate: written, boosted, superseded, queued or dropped."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from curator.models import (
+    Actor,
+    EventType,
+    Fact,
+    FactStatus,
+    MemoryEvent,
+    Owner,
+    PendingItem,
+    PendingReason,
+    PendingStatus,
+)
+from curator.writepath.clean import (
+    Clean,
+    _check_actor,
+    clean_candidate,
+)
+from curator.writepath.core import (
+    BOOST_STEP,
+    BOOSTED,
+    CONFIDENCE_CAP,
+    DELETED,
+    DROPPED,
+    OPEN,
+    PENDING,
+    SUPERSEDED,
+    WRITTEN,
+    Candidate,
+    Result,
+    Work,
+    pending_snapshot,
+    snapshot,
+)
+
+# --------------------------------------------------------------------------------------
+# propose
+# --------------------------------------------------------------------------------------
+
+
+def propose(
+    candidate: Candidate,
+    *,
+    actor: str,
+    owner: Owner | None = None,
+    operation_id: str | None = None,
+    job_run: str = "",
+    batch: str = "",
+) -> Result:
+    """Route one candidate memory; safe inside an outer transaction.atomic()."""
+    if operation_id and (done := replay(operation_id)):
+        return done
+    _check_actor(actor)
+    owner = owner or Owner.default()
+    clean = clean_candidate(candidate, owner)
+    work = Work(owner, actor, job_run=job_run, batch=batch)
+    try:
+        with transaction.atomic():
+            # Checked again under the write lock: a concurrent twin may have committed.
+            if operation_id and (done := replay(operation_id)):
+                return done
+            return _route(clean, work, operation_id)
+    except IntegrityError:
+        if operation_id and (done := replay(operation_id)):
+            return done
+        raise
+
+
+def replay(operation_id: str) -> Result | None:
+    """The first outcome of an operation id, or None if it was never seen."""
+    event = (
+        MemoryEvent.objects.filter(operation_id=operation_id)
+        .select_related("fact", "pending")
+        .first()
+    )
+    if event is None:
+        return None
+    outcome = event.payload.get("outcome", WRITTEN)
+    fact = event.fact if outcome in (WRITTEN, BOOSTED, SUPERSEDED, DELETED) else None
+    return Result(outcome, fact, event.pending, event, replayed=True)
+
+
+def _route(clean: Clean, work: Work, operation_id: str | None) -> Result:
+    owner = work.owner
+    if clean.delete_fact is not None:
+        return _suggest_deletion(clean, work, operation_id)
+    if work.actor != Actor.PERSON and (rejected := rejected_before(clean, owner)):
+        return _drop(clean, work, operation_id, "rejected_before", rejected=rejected)
+    if clean.confidence < settings.CONFIDENCE_PENDING:
+        return _drop(clean, work, operation_id, "low_confidence")
+    if (same := _duplicate(clean, owner)) is not None:
+        return _boost(same, clean, work, operation_id)
+    if work.actor != Actor.PERSON and (waiting := _waiting(clean, owner)) is not None:
+        return _repeat_pending(waiting, clean, work, operation_id)
+    holder = current_holder(owner, clean.subject, clean.predicate, exclude_key=clean.key)
+    if clean.confidence < settings.CONFIDENCE_WRITE:
+        reason = PendingReason.CONFLICT if holder else PendingReason.LOW_CONFIDENCE
+        return _queue(clean, work, operation_id, reason, holder)
+    if holder is not None and holder.verified and work.actor != Actor.PERSON:
+        return _queue(clean, work, operation_id, PendingReason.CONFLICT, holder)
+    return _write(clean, work, operation_id, holder)
+
+
+def current_holder(owner, subject: str, predicate: str, *, exclude_key: str = "", exclude=()):
+    """The active fact holding this subject + predicate (only when both are given)."""
+    if not (subject and predicate):
+        return None
+    found = Fact.objects.active().filter(owner=owner, subject=subject, predicate=predicate)
+    if exclude_key:
+        found = found.exclude(content_key=exclude_key)
+    return found.exclude(pk__in=list(exclude)).order_by("-updated_at", "-pk").first()
+
+
+def _duplicate(clean: Clean, owner: Owner) -> Fact | None:
+    return (
+        Fact.objects.active()
+        .filter(owner=owner, subject=clean.subject, predicate=clean.predicate)
+        .filter(content_key=clean.key)
+        .order_by("-updated_at")
+        .first()
+    )
+
+
+def _waiting(clean: Clean, owner: Owner) -> PendingItem | None:
+    return (
+        PendingItem.objects.filter(owner=owner, status__in=OPEN)
+        .exclude(reason=PendingReason.DELETION)
+        .filter(
+            candidate__content_key=clean.key,
+            candidate__subject=clean.subject,
+            candidate__predicate=clean.predicate,
+        )
+        .first()
+    )
+
+
+def rejected_before(clean: Clean, owner: Owner) -> dict | None:
+    """What the person rejected that matches this candidate (same text and subject)."""
+    item = (
+        PendingItem.objects.filter(owner=owner, status=PendingStatus.REJECTED)
+        .exclude(reason=PendingReason.DELETION)
+        .filter(candidate__content_key=clean.key, candidate__subject=clean.subject)
+        .first()
+    )
+    if item is not None:
+        return {"pending": item.pk}
+    fact = Fact.objects.filter(
+        owner=owner, status=FactStatus.REJECTED, content_key=clean.key, subject=clean.subject
+    ).first()
+    return {"fact": fact.pk} if fact is not None else None
+
+
+def _drop(clean, work, operation_id, reason: str, **extra) -> Result:
+    threshold = settings.CONFIDENCE_PENDING if reason == "low_confidence" else None
+    event = work.event(
+        EventType.DROP,
+        operation_id=operation_id,
+        fact=clean.delete_fact,
+        outcome=DROPPED,
+        reason=reason,
+        candidate=_candidate_json(clean),
+        confidence=clean.confidence,
+        threshold=threshold,
+        **extra,
+    )
+    return Result(DROPPED, None, None, event)
+
+
+def _candidate_json(clean: Clean) -> dict[str, Any]:
+    data = clean.as_json()
+    if clean.delete_fact is not None:
+        data.update(operation="DELETE", fact_id=clean.delete_fact.pk, why=clean.why)
+    return data
+
+
+def _boost(fact: Fact, clean: Clean, work: Work, operation_id) -> Result:
+    before = snapshot(fact)
+    fact.hit_count += 1
+    raised = fact.confidence + (1 - fact.confidence) * BOOST_STEP * clean.confidence
+    fact.confidence = max(fact.confidence, min(CONFIDENCE_CAP, raised))
+    fact.tags = list(dict.fromkeys([*fact.tags, *clean.tags]))
+    if clean.verified and work.actor == Actor.PERSON:
+        fact.verified = True
+    fact.save()
+    work.fact(fact, before)
+    event = work.event(
+        EventType.BOOST,
+        operation_id=operation_id,
+        fact=fact,
+        outcome=BOOSTED,
+        before=before,
+        after=snapshot(fact),
+        candidate=_candidate_json(clean),
+        confidence=clean.confidence,
+    )
+    return Result(BOOSTED, fact, None, event)
+
+
+def _repeat_pending(item: PendingItem, clean: Clean, work: Work, operation_id) -> Result:
+    """The same candidate again: keep one item, remember the higher confidence."""
+    before = pending_snapshot(item)
+    item.confidence = max(item.confidence, clean.confidence)
+    item.save()
+    work.pending(item, before)
+    event = work.event(
+        EventType.PENDING,
+        operation_id=operation_id,
+        fact=item.conflicts_with,
+        pending=item,
+        outcome=PENDING,
+        repeat=True,
+        candidate=_candidate_json(clean),
+        confidence=clean.confidence,
+        reason=item.reason,
+    )
+    return Result(PENDING, None, item, event)
+
+
+def _queue(clean, work, operation_id, reason: str, holder: Fact | None) -> Result:
+    candidate = _candidate_json(clean)
+    if holder is not None and reason == PendingReason.CONFLICT:
+        candidate["replaces"] = {"id": holder.pk, "content": holder.content}
+    item = PendingItem.objects.create(
+        owner=work.owner,
+        candidate=candidate,
+        confidence=clean.confidence,
+        reason=reason,
+        conflicts_with=holder,
+        source_turn=clean.source_turn,
+    )
+    work.pending(item, None)
+    payload = {"candidate": candidate, "confidence": clean.confidence, "reason": reason}
+    if holder is not None:
+        payload["conflicts_with"] = snapshot(holder)
+        payload["verified_holder"] = holder.verified
+    event = work.event(
+        EventType.PENDING,
+        operation_id=operation_id,
+        fact=holder,
+        pending=item,
+        outcome=PENDING,
+        threshold=settings.CONFIDENCE_WRITE,
+        **payload,
+    )
+    return Result(PENDING, None, item, event)
+
+
+def _new_fact(clean: Clean, owner: Owner, *, verified: bool, confidence: float) -> Fact:
+    priority, expires_at = clean.retention()
+    return Fact(
+        owner=owner,
+        scope=clean.scope,
+        type=clean.type,
+        subject=clean.subject,
+        predicate=clean.predicate,
+        content=clean.content,
+        confidence=confidence,
+        importance=clean.importance,
+        priority=priority,
+        expires_at=expires_at,
+        verified=verified,
+        source=clean.source,
+        source_turn=clean.source_turn,
+        tags=clean.tags,
+    )
+
+
+def _put(clean: Clean, work: Work, holder: Fact | None, *, verified, confidence) -> Fact:
+    """Create the fact; a holder of the same subject + predicate becomes its past version."""
+    fact = _new_fact(clean, work.owner, verified=verified, confidence=confidence)
+    if holder is not None:
+        before = snapshot(holder)
+        holder.status = FactStatus.SUPERSEDED
+        holder.save()
+        work.fact(holder, before)
+        fact.supersedes = holder
+    fact.save()
+    work.fact(fact, None)
+    return fact
+
+
+def _write(clean: Clean, work: Work, operation_id, holder: Fact | None) -> Result:
+    previous = snapshot(holder) if holder is not None else None
+    fact = _put(clean, work, holder, verified=clean.verified, confidence=clean.confidence)
+    outcome = SUPERSEDED if holder is not None else WRITTEN
+    event = work.event(
+        EventType.SUPERSEDE if holder is not None else EventType.WRITE,
+        operation_id=operation_id,
+        fact=fact,
+        outcome=outcome,
+        before=previous,
+        after=snapshot(fact),
+        confidence=clean.confidence,
+        threshold=settings.CONFIDENCE_WRITE,
+    )
+    return Result(outcome, fact, None, event)
+
+
+def _suggest_deletion(clean: Clean, work: Work, operation_id) -> Result:
+    target = clean.delete_fact
+    mine = PendingItem.objects.filter(
+        owner=work.owner, reason=PendingReason.DELETION, candidate__fact_id=target.pk
+    )
+    if work.actor != Actor.PERSON and (
+        old := mine.filter(status=PendingStatus.REJECTED, candidate__content_key=clean.key).first()
+    ):
+        return _drop(clean, work, operation_id, "rejected_before", rejected={"pending": old.pk})
+    if clean.confidence < settings.CONFIDENCE_PENDING:
+        return _drop(clean, work, operation_id, "low_confidence")
+    if (waiting := mine.filter(status__in=OPEN).first()) is not None:
+        return _repeat_pending(waiting, clean, work, operation_id)
+    return _queue(clean, work, operation_id, PendingReason.DELETION, target)
