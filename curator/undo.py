@@ -59,46 +59,14 @@ class UndoRefused(WritePathError):
 
 
 # --------------------------------------------------------------------------------------
-# Reading an event's changes (events written before `changes` existed are translated)
+# Reading an event's changes
 # --------------------------------------------------------------------------------------
 
 
 def changes_of(event: MemoryEvent) -> list[dict[str, Any]]:
-    payload = event.payload or {}
-    if "changes" in payload:
-        return payload["changes"]
-    return _legacy_changes(event, payload)
-
-
-def _legacy_changes(event: MemoryEvent, payload: dict) -> list[dict[str, Any]]:
-    """Demo and early events carry only before / after snapshots."""
-    if event.event_type == EventType.WRITE and event.fact_id:
-        change = {"kind": "fact", "id": event.fact_id, "before": None}
-        return [{**change, "after": {"status": FactStatus.ACTIVE}}]
-    if event.event_type == EventType.PENDING and event.pending_id:
-        change = {"kind": "pending", "id": event.pending_id, "before": None}
-        return [{**change, "after": {"status": PendingStatus.PENDING}}]
-    before, after = payload.get("before"), payload.get("after")
-    if not (isinstance(before, dict) and isinstance(after, dict)):
-        return []
-    if before.get("id") and after.get("id") and before["id"] != after["id"]:
-        # a supersede recorded as old snapshot -> new snapshot: the old one stepped back
-        old = {"status": before.get("status", FactStatus.ACTIVE)}
-        return [
-            {"kind": "fact", "id": before["id"], "before": old, "after": {"status": "superseded"}}
-        ]
-    fact_id = before.get("id") or after.get("id") or event.fact_id
-    keys = [k for k in after if k != "id" and before.get(k) != after[k]]
-    if not (fact_id and keys):
-        return []
-    return [
-        {
-            "kind": "fact",
-            "id": fact_id,
-            "before": {k: before.get(k) for k in keys},
-            "after": {k: after[k] for k in keys},
-        }
-    ]
+    """What the event changed, as the write path recorded it (migration 0006 gave older
+    events the same shape)."""
+    return (event.payload or {}).get("changes", [])
 
 
 # --------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from curator.models import (
     Scope,
     expiry_for,
 )
-from curator.writepath import Candidate, Work, change_fact, propose, snapshot
+from curator.writepath import Candidate, ask_about, change_fact, propose
 
 FACT_FACTOR, EPISODE_FACTOR = 0.95, 0.8
 GRACE_DAYS = 7
@@ -278,41 +278,22 @@ def ask_removal(fact: Fact, job_run: str, run_key: str) -> None:
 
 def ask_promotion(fact: Fact, job_run: str) -> PendingItem:
     """A "keep as core memory?" item; confirming it verifies the fact (never decays again)."""
-    with transaction.atomic():
-        work = Work(fact.owner, "job", job_run=job_run)
-        candidate = {
-            "content": fact.content,
-            "content_key": fact.content_key,
-            "subject": fact.subject,
-            "predicate": fact.predicate,
-            "type": fact.type,
-            "scope": fact.scope,
-            "confidence": fact.confidence,
-            "importance": fact.importance,
-            "priority": Priority.PERMANENT,
-            "tags": [*fact.tags, CORE_TAG],
-            "source": "consolidation",
-            "operation": PROMOTION.upper(),
-            "fact_id": fact.pk,
-        }
-        item = PendingItem.objects.create(
-            owner=fact.owner,
-            candidate=candidate,
-            confidence=fact.confidence,
-            reason=PROMOTION,
-            conflicts_with=fact,
-        )
-        work.pending(item, None)
-        work.event(
-            EventType.PENDING,
-            fact=fact,
-            pending=item,
-            outcome="pending",
-            reason=PROMOTION,
-            candidate=candidate,
-            fact_snapshot=snapshot(fact),
-        )
-    return item
+    candidate = {
+        "content": fact.content,
+        "content_key": fact.content_key,
+        "subject": fact.subject,
+        "predicate": fact.predicate,
+        "type": fact.type,
+        "scope": fact.scope,
+        "confidence": fact.confidence,
+        "importance": fact.importance,
+        "priority": Priority.PERMANENT,
+        "tags": [*fact.tags, CORE_TAG],
+        "source": "consolidation",
+        "operation": PROMOTION.upper(),
+        "fact_id": fact.pk,
+    }
+    return ask_about(fact, candidate, reason=PROMOTION, actor="job", job_run=job_run).pending
 
 
 def keep_reset(fact: Fact, job_run: str) -> None:

@@ -43,11 +43,13 @@ from curator.models import (
     Owner,
     PendingItem,
     PendingReason,
+    PendingStatus,
     Scratchpad,
     Session,
     Source,
     expiry_for,
 )
+from curator.writepath import Work, snapshot
 from retrieval.indexing import index_all, remove_item
 
 DEMO_SOURCE = Source.DEMO
@@ -548,28 +550,16 @@ def estimate_tokens(text: str) -> int:
     return max(1, cjk + math.ceil((len(text) - cjk) / 4))
 
 
-def snapshot(fact: Fact) -> dict[str, Any]:
-    """The before/after shape that events carry (enough to show a diff or undo)."""
-    return {
-        "id": fact.pk,
-        "content": fact.content,
-        "subject": fact.subject,
-        "predicate": fact.predicate,
-        "type": fact.type,
-        "confidence": fact.confidence,
-        "status": fact.status,
-    }
-
-
-def _event(owner: Owner, kind: str, key: str, at: datetime, actor: str, **fields) -> MemoryEvent:
-    return MemoryEvent.objects.create(
-        owner=owner,
-        event_type=kind,
-        operation_id=f"{OP_PREFIX}{kind}:{key}",
-        actor=actor,
-        created_at=at,
-        **fields,
-    )
+def _event(
+    owner: Owner, kind: str, key: str, at: datetime, actor: str, *, changes=(), **fields
+) -> MemoryEvent:
+    """One backdated event through the write path's unit of work; `changes` are
+    (kind, id, before, after) as undo reads them."""
+    work = Work(owner, actor, at=at)
+    for change in changes:
+        work.record(*change)
+    payload = fields.pop("payload", {})
+    return work.event(kind, operation_id=f"{OP_PREFIX}{kind}:{key}", **fields, **payload)
 
 
 def _create_sessions(owner: Owner, now: datetime) -> dict[str, tuple[Session, list]]:
@@ -694,6 +684,7 @@ def _supersede(owner: Owner, old: Fact, new: Fact, spec: dict[str, Any]) -> None
         new.created_at + timedelta(seconds=1),  # right after the new fact's write
         spec.get("supersede_actor", "agent"),
         fact=new,
+        changes=[("fact", old.pk, {"status": before["status"]}, {"status": old.status})],
         payload={"before": before, "after": snapshot(new)},
     )
 
@@ -708,6 +699,7 @@ def _record_write(owner: Owner, fact: Fact, spec: dict[str, Any]) -> None:
         fact.created_at,
         spec.get("actor") or DEFAULT_ACTOR[spec["via"]],
         fact=fact,
+        changes=[("fact", fact.pk, None, {"status": FactStatus.ACTIVE})],
         payload={"after": after, "origin": spec["via"]},
     )
     if fact.status == FactStatus.EXPIRED:
@@ -718,6 +710,7 @@ def _record_write(owner: Owner, fact: Fact, spec: dict[str, Any]) -> None:
             fact.expires_at,
             Actor.JOB,
             fact=fact,
+            changes=[("fact", fact.pk, {"status": "active"}, {"status": "expired"})],
             payload={"before": {"status": "active"}, "after": {"status": "expired"}},
         )
 
@@ -753,6 +746,7 @@ def _create_pending(owner: Owner, now: datetime, facts: dict[str, Fact]) -> list
             spec["actor"],
             pending=item,
             fact=target,
+            changes=[("pending", item.pk, None, {"status": PendingStatus.PENDING})],
             payload=payload,
         )
         items.append(item)

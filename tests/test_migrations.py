@@ -49,3 +49,41 @@ def test_upgrading_the_keyword_index_fills_each_turns_context():
         cur.execute("SELECT tokens, context FROM search_fts WHERE rowid = %s", [doc.pk])
         row = cur.fetchone()
     assert row == (segment("Kyoto, for two weeks."), segment("Where did you spend your holiday?"))
+
+
+def test_events_from_before_changes_existed_gain_the_changes_undo_reads(db):
+    import importlib
+
+    from django.apps import apps
+
+    from curator.models import EventType, FactStatus, MemoryEvent, Owner
+    from curator.undo import undo_event
+    from tests.search_helpers import fact
+
+    migration = importlib.import_module("curator.migrations.0006_events_carry_changes")
+    owner = Owner.default()
+    old = fact(owner, "喜欢喝咖啡")
+    new = fact(owner, "喜欢喝茶")
+    FactModel = type(old)
+    FactModel.objects.filter(pk=old.pk).update(status=FactStatus.SUPERSEDED)
+    before = {"id": old.pk, "content": old.content, "status": "active"}
+    after = {"id": new.pk, "content": new.content, "status": "active"}
+    event = MemoryEvent.objects.create(
+        owner=owner,
+        event_type=EventType.SUPERSEDE,
+        actor="agent",
+        fact=new,
+        payload={"before": before, "after": after},
+    )
+    migration.add_changes(apps, None)
+    event.refresh_from_db()
+    assert event.payload["changes"] == [
+        {
+            "kind": "fact",
+            "id": old.pk,
+            "before": {"status": "active"},
+            "after": {"status": "superseded"},
+        }
+    ]
+    undo_event(event.pk)
+    assert FactModel.objects.get(pk=old.pk).status == FactStatus.ACTIVE

@@ -122,7 +122,7 @@ def test_undoing_a_confirmed_conflict_restores_the_old_fact():
 
 
 def test_undoing_an_ignore_puts_the_item_back():
-    item = wp.ignore_pending(queued().pk)
+    item = wp.ignore_pending(queued().pk).pending
     undo_event(last(EventType.REJECT).pk)
     assert refreshed(item).status == PendingStatus.PENDING
 

@@ -110,7 +110,7 @@ def test_a_deletion_of_an_edited_fact_is_moot():
 
 
 def test_ignore_rejects_the_item():
-    item = wp.ignore_pending(queued().pk)
+    item = wp.ignore_pending(queued().pk).pending
     assert item.status == PendingStatus.REJECTED
     assert item.events.filter(event_type=EventType.REJECT).exists()
 

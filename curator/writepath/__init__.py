@@ -72,6 +72,7 @@ from curator.writepath.facts import (  # noqa: F401
     revert_to,
 )
 from curator.writepath.pending import (  # noqa: F401
+    ask_about,
     confirm_pending,
     due_pending,
     ignore_pending,

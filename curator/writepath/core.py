@@ -191,8 +191,9 @@ def _diff(before: dict | None, after: dict) -> tuple[dict | None, dict]:
 class Work:
     """Collects what one operation changed, then writes its single event."""
 
-    def __init__(self, owner: Owner, actor: str, *, job_run: str = "", batch: str = ""):
+    def __init__(self, owner: Owner, actor: str, *, job_run: str = "", batch: str = "", at=None):
         self.owner, self.actor, self.job_run, self.batch = owner, actor, job_run, batch
+        self.at = at  # when it happened, for history recorded afterwards (the demo's 60 days)
         self.changes: list[dict] = []
         self.fact_ids: set[int] = set()
 
@@ -226,6 +227,7 @@ class Work:
             batch=self.batch,
             reverts=payload.pop("reverts", None),
             payload={**payload, "changes": self.changes},
+            **({"created_at": self.at} if self.at else {}),
         )
         for fact_id in self.fact_ids:
             signals.changed("fact", fact_id)

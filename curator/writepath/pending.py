@@ -194,7 +194,7 @@ def _confirm_deletion(item: PendingItem, work: Work, before: dict) -> Result:
     return Result(DELETED, target, item, event)
 
 
-def ignore_pending(item_id: int, *, actor: str = "person", batch: str = "") -> PendingItem:
+def ignore_pending(item_id: int, *, actor: str = "person", batch: str = "") -> Result:
     """Reject the item; the same candidate will not be proposed to the person again."""
     _check_actor(actor)
     with transaction.atomic():
@@ -204,13 +204,15 @@ def ignore_pending(item_id: int, *, actor: str = "person", batch: str = "") -> P
         item.status, item.cooldown_until = PendingStatus.REJECTED, None
         item.save()
         work.pending(item, before)
-        work.event(EventType.REJECT, fact=item.conflicts_with, pending=item, outcome=PENDING)
-    return item
+        event = work.event(
+            EventType.REJECT, fact=item.conflicts_with, pending=item, outcome=PENDING
+        )
+    return Result(PENDING, item.conflicts_with, item, event)
 
 
 def snooze_pending(
     item_id: int, until: datetime, *, actor: str = "person", batch: str = ""
-) -> PendingItem:
+) -> Result:
     """Hide the item until `until`; it comes back to the queue by itself afterwards."""
     _check_actor(actor)
     if timezone.is_naive(until) or until <= timezone.now():
@@ -224,11 +226,39 @@ def snooze_pending(
         item.status, item.cooldown_until = PendingStatus.SNOOZED, until
         item.save()
         work.pending(item, before)
-        work.event(
+        event = work.event(
             EventType.SNOOZE,
             fact=item.conflicts_with,
             pending=item,
             outcome=PENDING,
             until=_json_value(until),
         )
-    return item
+    return Result(PENDING, item.conflicts_with, item, event)
+
+
+def ask_about(
+    fact: Fact, candidate: dict[str, Any], *, reason: str, actor: str, job_run: str = ""
+) -> Result:
+    """Queue a question about an existing fact that no candidate routing would ask (a job's
+    "keep this as core memory?"): the item and its event, nothing written."""
+    _check_actor(actor)
+    with transaction.atomic():
+        work = Work(fact.owner, actor, job_run=job_run)
+        item = PendingItem.objects.create(
+            owner=fact.owner,
+            candidate=candidate,
+            confidence=candidate.get("confidence", fact.confidence),
+            reason=reason,
+            conflicts_with=fact,
+        )
+        work.pending(item, None)
+        event = work.event(
+            EventType.PENDING,
+            fact=fact,
+            pending=item,
+            outcome=PENDING,
+            reason=reason,
+            candidate=candidate,
+            fact_snapshot=snapshot(fact),
+        )
+    return Result(PENDING, fact, item, event)

@@ -448,8 +448,8 @@ def confirm(request, item_id: Id, payload: ConfirmIn | None = None):
     tags=["pending"],
 )
 def ignore(request, item_id: Id):
-    item = _pending_call(item_id, lambda: wp.ignore_pending(item_id, actor=AGENT))
-    return {"pending": pending_dict(item)}
+    result = _pending_call(item_id, lambda: wp.ignore_pending(item_id, actor=AGENT))
+    return {"pending": pending_dict(result.pending)}
 
 
 @router.post(
@@ -471,5 +471,5 @@ def later(request, item_id: Id, payload: LaterIn | None = None):
         )
     else:
         until = timezone.now() + timedelta(hours=payload.hours or 24)
-    item = _pending_call(item_id, lambda: wp.snooze_pending(item_id, until, actor=AGENT))
-    return {"pending": pending_dict(item)}
+    result = _pending_call(item_id, lambda: wp.snooze_pending(item_id, until, actor=AGENT))
+    return {"pending": pending_dict(result.pending)}

@@ -25,7 +25,6 @@ from curator import writepath as wp
 from curator.describe import describe
 from curator.diff import diff_pair
 from curator.models import (
-    EventType,
     FactType,
     MemoryEvent,
     Owner,
@@ -153,10 +152,6 @@ def _refused(request, item: PendingItem, message: str) -> HttpResponse:
     return _back(request)
 
 
-def _last_event(item: PendingItem, event_type: str) -> MemoryEvent | None:
-    return item.events.filter(event_type=event_type).order_by("-pk").first()
-
-
 @require_POST
 def confirm(request: HttpRequest, pk: int) -> HttpResponse:
     item = get_object_or_404(PendingItem, pk=pk)
@@ -189,10 +184,10 @@ def _done(request, item: PendingItem, event: MemoryEvent) -> HttpResponse:
 def ignore(request: HttpRequest, pk: int) -> HttpResponse:
     item = get_object_or_404(PendingItem, pk=pk)
     try:
-        wp.ignore_pending(pk)
+        result = wp.ignore_pending(pk)
     except wp.WritePathError as exc:
         return _refused(request, item, str(exc))
-    return _done(request, item, _last_event(item, EventType.REJECT))
+    return _done(request, result.pending, result.event)
 
 
 @require_POST
@@ -202,10 +197,10 @@ def later(request: HttpRequest, pk: int) -> HttpResponse:
     if not form.is_valid():
         return _refused(request, item, " ".join(form.non_field_errors() or form.errors))
     try:
-        wp.snooze_pending(pk, form.cleaned_data["when"])
+        result = wp.snooze_pending(pk, form.cleaned_data["when"])
     except wp.WritePathError as exc:
         return _refused(request, item, str(exc))
-    return _done(request, item, _last_event(item, EventType.SNOOZE))
+    return _done(request, result.pending, result.event)
 
 
 def _edit_response(request, item: PendingItem, form: CandidateForm) -> HttpResponse:
