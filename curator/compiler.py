@@ -13,13 +13,14 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 import re
 from dataclasses import asdict, dataclass
 
 from django.conf import settings
 
 from curator import cards
+from curator.tokencount import estimate_tokens
+from memsite.core import llm
 
 log = logging.getLogger(__name__)
 
@@ -28,17 +29,6 @@ RULES_VERSION = "1"  # bump when the rules change, so cached results are not reu
 # --------------------------------------------------------------------------------------
 # Tokens (estimated locally: tiktoken downloads its encodings at run time)
 # --------------------------------------------------------------------------------------
-
-_CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
-
-
-def estimate_tokens(text: str) -> int:
-    """One token per CJK character, one per ~4 other characters (0 for empty text)."""
-    if not text.strip():
-        return 0
-    cjk = len(_CJK.findall(text))
-    return cjk + math.ceil((len(text) - cjk) / 4)
-
 
 # --------------------------------------------------------------------------------------
 # The rules compiler
@@ -171,21 +161,9 @@ PROMPTS = {
 }
 
 
-def llm_configured() -> bool:
-    return bool(settings.LLM_BASE_URL and settings.LLM_MODEL)
-
-
 def compile_llm(kind: str, text: str, budget: int) -> str:
     """Ask the configured model to condense the card; the rules then enforce the budget."""
-    from openai import OpenAI  # imported lazily: most installs never call it
-
-    client = OpenAI(
-        base_url=settings.LLM_BASE_URL,
-        api_key=settings.LLM_API_KEY or "not-needed",
-        timeout=30,
-        max_retries=1,
-    )
-    reply = client.chat.completions.create(
+    reply = llm.client(timeout=30).chat.completions.create(
         model=settings.LLM_MODEL,
         messages=[
             {"role": "system", "content": "你是一个文本精简专家。"},
@@ -239,7 +217,7 @@ def _cached(key: str) -> dict | None:
 def compile_card(kind: str, text: str, budget: int, *, refresh: bool = False) -> Compiled:
     """The compact form of one card (kind: persona or user), from the cache when possible."""
     source_tokens = estimate_tokens(text)
-    method = f"llm:{settings.LLM_MODEL}" if llm_configured() else "rules"
+    method = f"llm:{settings.LLM_MODEL}" if llm.configured() else "rules"
     key = _cache_key(kind, text, budget, method)
     if not refresh and (hit := _cached(key)):
         return Compiled(kind, hit["text"], hit["tokens"], source_tokens, budget, method, True)

@@ -22,6 +22,7 @@ from django.utils.translation import gettext as _
 
 from curator import history_log, signals
 from curator.models import Attachment, ConversationTurn, Direction, Episode, Owner, Session
+from curator.tokencount import estimate_tokens
 from curator.writepath import clean_tags
 
 # Files whose text is extracted on upload (searchable like a description).
@@ -41,12 +42,6 @@ class TurnConflict(Exception):
 class TurnResult:
     turn: ConversationTurn
     created: bool
-
-
-def estimate_tokens(text: str) -> int:
-    """Offline estimate (tiktoken downloads its encodings): 1 per CJK char, 1 per 4 others."""
-    cjk = sum(1 for ch in text if "\u3000" <= ch <= "\u9fff" or "\uff00" <= ch <= "\uffef")
-    return cjk + -(-(len(text) - cjk) // 4)
 
 
 def aware(moment: datetime | None) -> datetime | None:

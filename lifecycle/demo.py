@@ -19,8 +19,6 @@ one finished session two days ago and one still open today.
 from __future__ import annotations
 
 import json
-import math
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -49,6 +47,7 @@ from curator.models import (
     Source,
     expiry_for,
 )
+from curator.tokencount import estimate_tokens
 from curator.writepath import Work, snapshot
 from retrieval.indexing import index_all, remove_item
 
@@ -542,12 +541,6 @@ def _unindex(ids_by_kind: dict[str, list[int]]) -> None:
 # --------------------------------------------------------------------------------------
 # Building the demo
 # --------------------------------------------------------------------------------------
-
-
-def estimate_tokens(text: str) -> int:
-    """Rough count without tiktoken (offline): one per CJK character, one per 4 others."""
-    cjk = len(re.findall(r"[\u3000-\u9fff\uff00-\uffef]", text))
-    return max(1, cjk + math.ceil((len(text) - cjk) / 4))
 
 
 def _event(

@@ -16,6 +16,7 @@ from typing import TypeVar
 from django.conf import settings
 
 from lifecycle.models import Incident, Service
+from memsite.core.llm import client, configured  # noqa: F401  (the callers' names)
 
 T = TypeVar("T")
 KEEP_INCIDENTS = 200
@@ -31,22 +32,6 @@ class LLMOutputError(LLMError):
 
 class Invalid(ValueError):
     """Raised by validators: the message is shown to the model on the retry."""
-
-
-def configured() -> bool:
-    """A model name plus an endpoint or a key: without both there is nothing to call."""
-    return bool(settings.LLM_MODEL and (settings.LLM_BASE_URL or settings.LLM_API_KEY))
-
-
-def client():
-    from openai import OpenAI
-
-    return OpenAI(
-        base_url=settings.LLM_BASE_URL or None,
-        api_key=settings.LLM_API_KEY or "none",
-        timeout=settings.LLM_TIMEOUT,
-        max_retries=1,
-    )
 
 
 def record_incident(service: str, message: str, context: str = "") -> None:

@@ -11,24 +11,11 @@ ranked first), then recent turns (oldest first), never the core cards.
 
 from __future__ import annotations
 
-import math
-import re
 from dataclasses import dataclass, field
 
-_CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
-_WORD = re.compile(r"[A-Za-z0-9_]+")
-_OTHER = re.compile(
-    r"[^\sA-Za-z0-9_\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\u3000-\u303f]"
-)
+from curator.tokencount import estimate_tokens
+
 ELLIPSIS = "…"
-
-
-def estimate_tokens(text: str) -> int:
-    if not text:
-        return 0
-    cjk = len(_CJK.findall(text))
-    words = sum(math.ceil(len(w) / 5) for w in _WORD.findall(text))
-    return cjk + words + len(_OTHER.findall(text))
 
 
 def truncate(text: str, max_tokens: int) -> tuple[str, bool]:

@@ -87,7 +87,7 @@ def test_fit_drops_prose_before_bullets_and_respects_the_budget():
 def test_token_estimates_count_cjk_characters_one_each():
     assert compiler.estimate_tokens("") == 0
     assert compiler.estimate_tokens("十一") == 2
-    assert compiler.estimate_tokens("abcd efgh") == 3
+    assert compiler.estimate_tokens("abcd efgh") == 2  # the one estimate: a token per word
 
 
 @pytest.mark.parametrize(
@@ -183,3 +183,15 @@ def test_an_llm_failure_falls_back_to_rules(db, fake_llm):
     result = compiler.compiled_profile().persona
     assert result.method == "rules" and result.error
     assert "- 不确定时直说" in result.text
+
+
+def test_plain_openai_settings_without_a_base_url_compile_cards_with_the_llm_too(
+    db, fake_llm, settings, monkeypatch
+):
+    # A key and a model, no base URL: the client goes where the OpenAI SDK is told to go
+    # (here the fake server, through the SDK's own OPENAI_BASE_URL), as extraction does.
+    monkeypatch.setenv("OPENAI_BASE_URL", settings.LLM_BASE_URL)
+    settings.LLM_BASE_URL = ""
+    cards.save("persona", MESSY_PERSONA, "person")
+    assert compiler.compiled_profile().persona.method == "llm:fake-model"
+    assert fake_llm.requests
