@@ -111,6 +111,36 @@ class FactQuerySet(models.QuerySet):
             models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=now)
         )
 
+    # The list filters the Facts page and GET /api/v1/memories share: equality on these
+    # fields, a tag, and time ranges (dates or datetimes as given).
+    EQUAL = ("status", "type", "scope", "source", "priority", "verified")
+    RANGES = {
+        "created_from": "created_at__date__gte",
+        "created_to": "created_at__date__lte",
+        "updated_from": "updated_at__date__gte",
+        "updated_to": "updated_at__date__lte",
+        "updated_after": "updated_at__gt",
+    }
+
+    def filtered(self, **filters):
+        """Facts under the given list filters; empty values (None, "") filter nothing."""
+        found = self
+        for name, value in filters.items():
+            if value is None or value == "":
+                continue
+            if name == "tag":  # tags is a JSON list; SQLite's JSONField has no `contains`
+                found = found.filter(pk__in=models.expressions.RawSQL(_TAGGED, [value.strip()]))
+            elif name in self.RANGES:
+                found = found.filter(**{self.RANGES[name]: value})
+            elif name in self.EQUAL:
+                found = found.filter(**{name: value})
+            else:
+                raise TypeError(f"unknown fact filter {name!r}")
+        return found
+
+
+_TAGGED = "SELECT f.id FROM curator_fact f, json_each(f.tags) t WHERE t.value = %s"
+
 
 class Fact(models.Model):
     owner = models.ForeignKey(Owner, on_delete=models.CASCADE, related_name="facts")

@@ -95,6 +95,11 @@ def periodic() -> list[Periodic]:
     ]
 
 
+def check_for(task: str):
+    """The run-time check of one periodic task: the tasks and the Jobs page read one list."""
+    return next(p.check for p in periodic() if p.task == task)
+
+
 def beat(started: bool = False) -> None:
     now = timezone.now()
     defaults = {"pid": os.getpid(), "host": socket.gethostname(), "beat_at": now}

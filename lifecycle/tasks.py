@@ -5,14 +5,13 @@ retries are scheduled here because only the task knows how to call itself later.
 Periodic tasks run in the consumer `manage.py serve` starts (times in settings.TIME_ZONE).
 """
 
-from django.conf import settings
 from django.db import DatabaseError
 from huey.contrib.djhuey import HUEY, db_periodic_task, db_task
 
 from curator import history_log
 from lifecycle import consolidate, embedqueue, extract, metrics, schedule, sessions
 from lifecycle.models import Trigger
-from retrieval import keywords, matrix
+from retrieval import keywords, matrix, reindex
 from retrieval.search import prune_recall_log
 
 
@@ -42,6 +41,12 @@ def retry_extraction(turn_id: int) -> None:
 
 
 @db_task()
+def reindex_task(run_id: int) -> None:
+    """A reindex queued from the home page or the debugger (its ReindexRun row exists)."""
+    reindex.run_queued(run_id)
+
+
+@db_task()
 def end_session(session_pk: int) -> None:
     """Episode and scratchpad for a finished session (the API returns this task's id)."""
     sessions.run_end(session_pk)
@@ -53,26 +58,26 @@ def consolidate_now(run_id: str) -> None:
     consolidate.run(Trigger.MANUAL, run_id=run_id)
 
 
-@db_periodic_task(schedule.at_local(settings.CONSOLIDATE_HOUR))
+@db_periodic_task(schedule.check_for("nightly_consolidation"))
 def nightly_consolidation() -> None:
     consolidate.run(Trigger.SCHEDULE)
 
 
-@db_periodic_task(schedule.hourly(7))
+@db_periodic_task(schedule.check_for("hourly_upkeep"))
 def hourly_upkeep() -> None:
     metrics.snapshot()
     if consolidate.catch_up_due():
         consolidate.run(Trigger.CATCH_UP)
 
 
-@db_periodic_task(schedule.at_local(settings.CONSOLIDATE_HOUR, 30))
+@db_periodic_task(schedule.check_for("prune_conversation_logs"))
 def prune_conversation_logs() -> None:
     """The JSONL conversation backup keeps CONVERSATION_LOG_RETENTION_DAYS (files only)."""
 
     history_log.prune()
 
 
-@db_periodic_task(schedule.at_local(settings.CONSOLIDATE_HOUR, 40))
+@db_periodic_task(schedule.check_for("prune_search_logs"))
 def prune_search_logs() -> None:
     """The recall log keeps RECALL_LOG_DAYS; the change logs of the vector and keyword
     indexes their newest entries."""
@@ -82,7 +87,7 @@ def prune_search_logs() -> None:
     keywords.prune_log()
 
 
-@db_periodic_task(schedule.every_minute)
+@db_periodic_task(schedule.check_for("heartbeat"))
 def heartbeat() -> None:
     schedule.beat()
 

@@ -12,11 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
 
 from retrieval import indexing, userdict
 from retrieval import text as seg
 from retrieval.embedders import EmbeddingError, get_embedder
-from retrieval.models import EmbeddingSpace, Kind, SearchDoc
+from retrieval.models import EmbeddingSpace, Kind, ReindexRun, SearchDoc
 
 
 @dataclass
@@ -217,4 +218,31 @@ def check(kind: str | None = None) -> CheckReport:
         state.reason,
         stray_keyword_rows=len(fts_ids - doc_ids),
         stray_vector_rows=len(vec_ids - doc_ids),
+    )
+
+
+def run_queued(run_id: int) -> None:
+    """Run a queued reindex, recording its progress on the ReindexRun row for the page."""
+    run = ReindexRun.objects.filter(pk=run_id).first()
+    if run is None or run.state not in (ReindexRun.State.QUEUED, ReindexRun.State.INTERRUPTED):
+        return
+    run.state, run.started_at = ReindexRun.State.RUNNING, timezone.now()
+    run.save(update_fields=["state", "started_at"])
+
+    def progress(p) -> None:
+        ReindexRun.objects.filter(pk=run_id).update(done=p.done, total=p.total)
+
+    try:
+        summary = reindex(run.kind or None, reset_model=True, progress=progress)
+    except Exception as exc:  # the page must say what went wrong, then the queue logs it
+        ReindexRun.objects.filter(pk=run_id).update(
+            state=ReindexRun.State.FAILED, error=str(exc)[:2000], finished_at=timezone.now()
+        )
+        raise
+    ReindexRun.objects.filter(pk=run_id).update(
+        state=ReindexRun.State.DONE,
+        done=summary.done,
+        total=summary.planned,
+        error=summary.embed_error,
+        finished_at=timezone.now(),
     )

@@ -204,23 +204,17 @@ class FactsOut(Schema):
 
 def find_facts(f: MemoryFilters):
     facts = Fact.objects.filter(owner=owner()).select_related("superseded_by")
-    if f.status != "all":
-        facts = facts.filter(status=f.status)
-    if f.type:
-        facts = facts.filter(type=f.type)
-    if f.scope:
-        facts = facts.filter(scope=f.scope)
-    if f.tag:  # tags is a JSON list; SQLite's JSONField has no `contains`
-        facts = facts.extra(
-            where=["EXISTS (SELECT 1 FROM json_each(curator_fact.tags) WHERE value = %s)"],
-            params=[f.tag],
-        )
+    facts = facts.filtered(
+        status=None if f.status == "all" else f.status,
+        type=f.type,
+        scope=f.scope,
+        tag=f.tag,
+        updated_after=f.updated_after,
+    )
     for term in f.q.split():
         facts = facts.filter(
             Q(content__icontains=term) | Q(subject__icontains=term) | Q(predicate__icontains=term)
         )
-    if f.updated_after:
-        facts = facts.filter(updated_at__gt=f.updated_after)
     return facts.order_by("-updated_at", "-id")
 
 

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from curator import cards, compiler, metabolism
 from curator.models import Actor, CardAuthor, CardRevision
+from memsite.core import llm
 from memsite.web.home import _render
 
 log = logging.getLogger(__name__)
@@ -229,7 +230,7 @@ def injected(request: HttpRequest) -> HttpResponse:
             (cards.spec("persona").title, profile.persona),
             (cards.spec("user").title, profile.user),
         ],
-        "llm": compiler.llm_configured(),
+        "llm": llm.configured(),
         "over": profile.tokens > profile.budget,
     }
     return _render(request, "curator/cards_injected.html", context)

@@ -21,6 +21,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from curator.models import Actor, ConversationTurn, Fact, Owner, Session
+from lifecycle.tasks import reindex_task
 from memsite.web.forms_debugger import COMPONENT_LABELS, CheckForm, DebuggerForm, WordForm
 from memsite.web.home import _render
 from retrieval import backends, scoring, userdict
@@ -31,7 +32,6 @@ from retrieval.indexing import keyword_context, vector_state
 from retrieval.models import Kind, RecallLog, RegressionCheck, ReindexRun
 from retrieval.regression import params_from_args, run_all, run_check
 from retrieval.search import SearchError, search
-from retrieval.tasks import reindex_task
 
 COLORS = {
     "semantic": "#2f5bd3",

@@ -8,7 +8,6 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib import messages
 from django.db.models import Case, IntegerField, Q, When
-from django.db.models.expressions import RawSQL
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -19,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from curator import writepath as wp
 from curator.diff import inline_diff
 from curator.history import fact_history
-from curator.models import Fact, FactStatus, MemoryEvent, Owner
+from curator.models import Fact, FactQuerySet, FactStatus, MemoryEvent, Owner
 from curator.transcripts import provenance
 from memsite.web.activity import entry
 from memsite.web.common import done_banner, safe_next
@@ -38,27 +37,11 @@ SORTS = {
 
 
 def _filtered(owner: Owner, data: dict, status: str):
-    facts = Fact.objects.filter(owner=owner)
-    if status:
-        facts = facts.filter(status=status)
-    for name in ("scope", "type", "source", "priority"):
-        if data.get(name):
-            facts = facts.filter(**{name: data[name]})
+    names = ("type", "scope", "source", "priority", "tag", *FactQuerySet.RANGES)
+    filters = {name: data.get(name) for name in names}
     if data.get("verified"):
-        facts = facts.filter(verified=data["verified"] == "yes")
-    if data.get("tag"):
-        tagged = "SELECT f.id FROM curator_fact f, json_each(f.tags) t WHERE t.value = %s"
-        facts = facts.filter(pk__in=RawSQL(tagged, [data["tag"].strip()]))
-    ranges = {
-        "created_from": "created_at__date__gte",
-        "created_to": "created_at__date__lte",
-        "updated_from": "updated_at__date__gte",
-        "updated_to": "updated_at__date__lte",
-    }
-    for name, condition in ranges.items():
-        if data.get(name):
-            facts = facts.filter(**{condition: data[name]})
-    return facts
+        filters["verified"] = data["verified"] == "yes"
+    return Fact.objects.filter(owner=owner).filtered(status=status, **filters)
 
 
 def fact_list(owner: Owner, data: dict, status: str):
