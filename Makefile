@@ -61,9 +61,10 @@ browser: ## Install Debian chromium and a CJK font for browser tests, if missing
 test: install browser messages ## Run the tests (pass pytest options with ARGS=...)
 	$(PY) -m pytest -q $(ARGS)
 
-lint: install ## ruff check and format check
+lint: install ## ruff (check, format) and import-linter (imports go one way: docs/architecture.md)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 bench: install ## Run every bench/*.py
 	@shopt -s nullglob; for f in bench/*.py; do echo "== $$f"; $(PY) "$$f"; done

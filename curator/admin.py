@@ -1,15 +1,46 @@
+"""The admin is a read-only window on the stored rows.
+
+Every change of a memory goes through the write path (curator.writepath), which records its
+event, makes it undoable and re-indexes it; an admin form would bypass all three. People
+change memories on the pages (Facts, Review, Cards), agents through the API.
+"""
+
 from django.contrib import admin
 
 from curator import models
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(models.Owner)
-class OwnerAdmin(admin.ModelAdmin):
+class OwnerAdmin(ReadOnlyAdmin):
     list_display = ["key", "display_name", "identity_confirmed", "updated_at"]
 
 
 @admin.register(models.Fact)
-class FactAdmin(admin.ModelAdmin):
+class FactAdmin(ReadOnlyAdmin):
     list_display = [
         "content",
         "subject",
@@ -29,13 +60,13 @@ class FactAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.PendingItem)
-class PendingItemAdmin(admin.ModelAdmin):
+class PendingItemAdmin(ReadOnlyAdmin):
     list_display = ["__str__", "reason", "confidence", "status", "cooldown_until", "created_at"]
     list_filter = ["status", "reason"]
     raw_id_fields = ["conflicts_with", "source_turn", "resulting_fact"]
 
 
-class TurnInline(admin.TabularInline):
+class TurnInline(ReadOnlyInline):
     model = models.ConversationTurn
     fields = ["turn_index", "role", "content", "timestamp", "extracted"]
     extra = 0
@@ -43,14 +74,14 @@ class TurnInline(admin.TabularInline):
 
 
 @admin.register(models.Session)
-class SessionAdmin(admin.ModelAdmin):
+class SessionAdmin(ReadOnlyAdmin):
     list_display = ["external_id", "title", "started_at", "ended_at"]
     search_fields = ["external_id", "title"]
     inlines = [TurnInline]
 
 
 @admin.register(models.ConversationTurn)
-class ConversationTurnAdmin(admin.ModelAdmin):
+class ConversationTurnAdmin(ReadOnlyAdmin):
     list_display = ["session", "turn_index", "role", "__str__", "timestamp", "extracted"]
     list_filter = ["role", "extracted"]
     search_fields = ["content"]
@@ -58,7 +89,7 @@ class ConversationTurnAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Episode)
-class EpisodeAdmin(admin.ModelAdmin):
+class EpisodeAdmin(ReadOnlyAdmin):
     list_display = ["__str__", "outcome", "started_at", "importance", "source"]
     list_filter = ["outcome", "source"]
     search_fields = ["summary", "goal"]
@@ -66,7 +97,7 @@ class EpisodeAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Attachment)
-class AttachmentAdmin(admin.ModelAdmin):
+class AttachmentAdmin(ReadOnlyAdmin):
     list_display = ["original_name", "mime_type", "size", "direction", "created_at"]
     list_filter = ["direction", "mime_type"]
     search_fields = ["original_name", "description", "extracted_text"]
@@ -74,12 +105,12 @@ class AttachmentAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.Scratchpad)
-class ScratchpadAdmin(admin.ModelAdmin):
+class ScratchpadAdmin(ReadOnlyAdmin):
     list_display = ["owner", "current_focus", "updated_at"]
 
 
 @admin.register(models.MemoryEvent)
-class MemoryEventAdmin(admin.ModelAdmin):
+class MemoryEventAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "event_type", "actor", "fact", "operation_id", "job_run"]
     list_filter = ["event_type", "actor"]
     search_fields = ["operation_id", "job_run"]
@@ -88,6 +119,6 @@ class MemoryEventAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.CardRevision)
-class CardRevisionAdmin(admin.ModelAdmin):
+class CardRevisionAdmin(ReadOnlyAdmin):
     list_display = ["card", "author", "note", "created_at"]
     list_filter = ["card", "author"]
