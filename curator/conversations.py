@@ -157,7 +157,7 @@ def _reopen(session: Session, timestamp) -> None:
 # ----------------------------------------------------------------------------------------------
 
 
-def _terms(q: str | None) -> list[str]:
+def terms(q: str | None) -> list[str]:
     return [t for t in (q or "").split() if t]
 
 
@@ -204,7 +204,7 @@ def trace_queryset(q="", session_id=None, role=None, time_from=None, time_to=Non
     turns = ConversationTurn.objects.annotate(
         calls_text=Cast("tool_calls", TextField()), results_text=Cast("tool_results", TextField())
     )
-    for term in _terms(q):
+    for term in terms(q):
         turns = turns.filter(_text_match(["content", "calls_text", "results_text"], term))
     if session_id:  # one session: its own index finds its turns
         turns = turns.filter(session__owner=owner, session__external_id=session_id)
@@ -221,7 +221,7 @@ def trace_queryset(q="", session_id=None, role=None, time_from=None, time_to=Non
 
 def find_episodes(q="", session_id=None, time_from=None, time_to=None):
     episodes = Episode.objects.filter(owner=Owner.default()).select_related("session")
-    for term in _terms(q):
+    for term in terms(q):
         episodes = episodes.filter(_text_match(["summary", "goal"], term))
     if session_id:
         episodes = episodes.filter(session__external_id=session_id)

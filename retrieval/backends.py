@@ -79,14 +79,14 @@ def _db_time(value: datetime) -> str:
     return connection.ops.adapt_datetimefield_value(value)
 
 
-def _in(values) -> str:
+def placeholders(values) -> str:
     return ", ".join(["%s"] * len(values))
 
 
 def _keyword_where(f: Filters) -> tuple[str, list]:
     sql, params = ["d.owner_id = %s"], [f.owner_id]
     if not set(f.kinds) >= set(ALL_KINDS):
-        sql.append(f"d.kind IN ({_in(f.kinds)})")
+        sql.append(f"d.kind IN ({placeholders(f.kinds)})")
         params.extend(f.kinds)
     if not f.include_inactive:
         sql.append("d.status = 'active' AND (d.expires_at IS NULL OR d.expires_at > %s)")
@@ -167,7 +167,7 @@ def _fts_ranking(match: str, count: int) -> list[tuple]:
 def _keyword_index_ranking(tokens: list[str], grams: list[str], count: int) -> list | None:
     """FTS5's own ranking, computed from the process's in-memory postings (retrieval/keywords.py:
     the same scores, 7-13x faster at p95); None when it cannot be used."""
-    if not _keywords_usable():
+    if not keywords_usable():
         return None
     # The phrases of seg.match_terms, in its order: tokens in field 0, grams in field 1.
     phrases = [(0, t) for t in seg.query_terms(tokens)] + [(1, g) for g in seg.query_terms(grams)]
@@ -200,7 +200,7 @@ def _passing(doc_ids, f: Filters) -> dict[int, tuple]:
     with connection.cursor() as cur:
         cur.execute(
             "SELECT d.id, d.kind, d.object_id FROM retrieval_searchdoc d "
-            f"WHERE d.id IN ({_in(doc_ids)}) AND {where}",
+            f"WHERE d.id IN ({placeholders(doc_ids)}) AND {where}",
             [*doc_ids, *params],
         )
         return {row[0]: row for row in cur.fetchall()}
@@ -284,7 +284,7 @@ def keyword_scores(query: str, doc_ids: list[int]) -> dict[int, float]:
         return {}
     sql = (
         f"SELECT rowid, {_bm25()} FROM search_fts "
-        f"WHERE search_fts MATCH %s AND rowid IN ({_in(doc_ids)})"
+        f"WHERE search_fts MATCH %s AND rowid IN ({placeholders(doc_ids)})"
     )
     with connection.cursor() as cur:
         cur.execute(sql, [match, *doc_ids])
@@ -303,7 +303,7 @@ def _vec_groups(f: Filters) -> list[tuple[str, list]]:
     if not f.scoped:
         if set(f.kinds) >= set(ALL_KINDS):  # every kind: a filter would only cost time
             return [(base, base_params)]
-        return [(base + f" AND v.kind IN ({_in(f.kinds)})", [*base_params, *f.kinds])]
+        return [(base + f" AND v.kind IN ({placeholders(f.kinds)})", [*base_params, *f.kinds])]
     scope, scope_params = [], []
     if f.time_from:
         scope.append("v.ts >= %s")
@@ -318,7 +318,7 @@ def _vec_groups(f: Filters) -> list[tuple[str, list]]:
     if facts:
         groups.append((base + " AND v.kind = 'fact'", list(base_params)))
     if events:
-        where = base + f" AND v.kind IN ({_in(events)}) AND " + " AND ".join(scope)
+        where = base + f" AND v.kind IN ({placeholders(events)}) AND " + " AND ".join(scope)
         groups.append((where, [*base_params, *events, *scope_params]))
     return groups
 
@@ -362,7 +362,7 @@ def float_vectors(doc_ids: list[int]) -> dict[int, np.ndarray]:
         return {}
     with connection.cursor() as cur:
         cur.execute(
-            f"SELECT doc_id, embedding FROM search_vecf WHERE doc_id IN ({_in(doc_ids)})",
+            f"SELECT doc_id, embedding FROM search_vecf WHERE doc_id IN ({placeholders(doc_ids)})",
             list(doc_ids),
         )
         return {d: np.frombuffer(bytes(b), dtype=np.float32) for d, b in cur.fetchall()}
@@ -393,7 +393,9 @@ def _with_object_ids(rows: list[tuple]) -> list[Hit]:
         return []
     ids = [r[0] for r in rows]
     with connection.cursor() as cur:
-        cur.execute(f"SELECT id, object_id FROM retrieval_searchdoc WHERE id IN ({_in(ids)})", ids)
+        cur.execute(
+            f"SELECT id, object_id FROM retrieval_searchdoc WHERE id IN ({placeholders(ids)})", ids
+        )
         objects = dict(cur.fetchall())
     return [Hit(d, kind, objects[d], dist) for d, kind, dist in rows if d in objects]
 
@@ -402,7 +404,7 @@ def vector_hits_for(
     vector: np.ndarray, filters: Filters, limit: int = 50, exact: bool | None = None
 ) -> list[Hit]:
     """KNN top `limit` for a query vector under the filters (cosine distance, ascending)."""
-    if exact is None and _matrix_usable(filters):
+    if exact is None and matrix_usable(filters):
         hits = _matrix_hits(vector, filters, limit)
         if hits is not None:
             return hits
@@ -416,14 +418,14 @@ def vector_hits_for(
     return _with_object_ids(rows[:limit])
 
 
-def _matrix_usable(f: Filters | None = None) -> bool:
+def matrix_usable(f: Filters | None = None) -> bool:
     # Inside a transaction the matrix could see rows a rollback takes back (retrieval.matrix);
     # a scope on events only keeps few of the overall top vectors, so SQL filters those first.
     in_scope = f is None or f.rank_then_filter
     return settings.SEARCH_VECTOR_MATRIX and not connection.in_atomic_block and in_scope
 
 
-def _keywords_usable() -> bool:
+def keywords_usable() -> bool:
     # Like the matrix, only outside transactions (retrieval.changelog).
     return settings.SEARCH_KEYWORD_INDEX and not connection.in_atomic_block
 
@@ -453,6 +455,6 @@ def vector_hits(
 
 def similarities(vector: np.ndarray, doc_ids: list[int]) -> dict[int, float]:
     """Exact cosine similarity of given documents (those the vector top k did not reach)."""
-    if _matrix_usable():
+    if matrix_usable():
         return matrix.current(len(vector)).similarities(vector, doc_ids)
     return {d: float(v @ vector) for d, v in float_vectors(doc_ids).items()}

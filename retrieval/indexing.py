@@ -258,7 +258,7 @@ def _refresh_next_turn(turn) -> None:
             _write_fts(doc.id, document_text(Kind.TURN, following), turn.content[:CONTEXT_CHARS])
 
 
-def _delete_vec(doc_id: int) -> None:
+def delete_vec(doc_id: int) -> None:
     with connection.cursor() as cur:
         cur.execute("DELETE FROM search_vec WHERE doc_id = %s", [doc_id])
         cur.execute("DELETE FROM search_vecf WHERE doc_id = %s", [doc_id])
@@ -268,7 +268,7 @@ def _write_vec(doc: SearchDoc, vector, center=None) -> None:
     # vec0 has no INSERT OR REPLACE (and cannot UPDATE a bit column): delete, then insert.
     vector = np.asarray(vector, dtype=np.float32)
     blob = vector.tobytes()
-    _delete_vec(doc.id)
+    delete_vec(doc.id)
     with connection.cursor() as cur:
         cur.execute(
             "INSERT INTO search_vec(doc_id, owner_id, embedding, bits, kind, live, expires, ts, "
@@ -363,7 +363,7 @@ def _sync_doc(kind: str, obj, version: str, doc: SearchDoc, created: bool) -> Se
     body, meta = document_text(kind, obj), Meta.of(kind, obj)
     digest, changed = text_hash(body), set()
     if doc.owner_id != meta.owner_id or (doc.content_hash != digest and doc.embedded_hash):
-        _delete_vec(doc.id)  # an outdated vector must never be found by its old text
+        delete_vec(doc.id)  # an outdated vector must never be found by its old text
         doc.embedded_hash, doc.embedded_at = "", None
         changed |= {"embedded_hash", "embedded_at"}
     if doc.content_hash != digest or doc.fts_version != version or doc.fts_at is None:
@@ -423,7 +423,7 @@ def remove_item(kind: str, object_id: int) -> None:
     with transaction.atomic():
         with connection.cursor() as cur:
             cur.execute("DELETE FROM search_fts WHERE rowid = %s", [doc.id])
-        _delete_vec(doc.id)
+        delete_vec(doc.id)
         doc.delete()
 
 

@@ -134,7 +134,7 @@ def remove_strays() -> int:
         for doc_id in fts:
             cur.execute("DELETE FROM search_fts WHERE rowid = %s", [doc_id])
     for doc_id in vec:
-        indexing._delete_vec(doc_id)
+        indexing.delete_vec(doc_id)
     return len(fts) + len(vec)
 
 

@@ -671,13 +671,13 @@ def _write_recall(entry: dict, items: list[tuple], now: datetime) -> None:
             if facts:
                 cur.execute(
                     f"UPDATE {Fact._meta.db_table} SET access_count = access_count + 1, "
-                    f"last_accessed_at = %s WHERE id IN ({backends._in(facts)})",
+                    f"last_accessed_at = %s WHERE id IN ({backends.placeholders(facts)})",
                     [at, *facts],
                 )
             if episodes:
                 cur.execute(
                     f"UPDATE {Episode._meta.db_table} SET access_count = access_count + 1 "
-                    f"WHERE id IN ({backends._in(episodes)})",
+                    f"WHERE id IN ({backends.placeholders(episodes)})",
                     episodes,
                 )
             cur.execute(_INSERT_RECALL, _recall_values(entry, at))
@@ -692,7 +692,7 @@ _RECALL_COLUMNS = (
 ).split()
 _INSERT_RECALL = (
     f"INSERT INTO {RecallLog._meta.db_table} ({', '.join(_RECALL_COLUMNS)}, created_at) "
-    f"VALUES ({backends._in(_RECALL_COLUMNS)}, %s)"
+    f"VALUES ({backends.placeholders(_RECALL_COLUMNS)}, %s)"
 )
 _INSERT_HIT = (
     f"INSERT INTO {RecallHit._meta.db_table} (log_id, kind, object_id, rank, score) "
@@ -743,9 +743,9 @@ def warm_up() -> None:
         state, _center = search_space()
         if state.ok and isinstance(get_embedder(), LocalEmbedder):
             get_embedder().query("预热 warm-up")
-        if state.ok and backends._matrix_usable():
+        if state.ok and backends.matrix_usable():
             matrix.current(state.dimension)
-        if backends._keywords_usable():
+        if backends.keywords_usable():
             keywords.current(backends.KEYWORD_FIELDS, backends.BM25_WEIGHTS)
     except Exception:
         log.exception("warming up search failed; the first search will load what it needs")

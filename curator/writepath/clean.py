@@ -106,7 +106,7 @@ def _field_label(name: str, capital: bool = False) -> str:
     return label[:1].upper() + label[1:] if capital else label
 
 
-def _choice(value: Any, choices, name: str) -> str:
+def clean_choice(value: Any, choices, name: str) -> str:
     if value not in choices.values:
         allowed = ", ".join(choices.values)
         raise InvalidCandidate(
@@ -118,7 +118,7 @@ def _choice(value: Any, choices, name: str) -> str:
     return value
 
 
-def _unit(value: Any, name: str) -> float:
+def clean_unit(value: Any, name: str) -> float:
     ok = isinstance(value, int | float) and not isinstance(value, bool)
     if not ok or math.isnan(value) or not 0 <= value <= 1:
         raise InvalidCandidate(
@@ -129,7 +129,7 @@ def _unit(value: Any, name: str) -> float:
     return float(value)
 
 
-def _label(value: Any, name: str) -> str:
+def clean_label(value: Any, name: str) -> str:
     text = normalise_label(str(value or ""))
     if len(text) > MAX_LABEL:
         raise InvalidCandidate(
@@ -178,7 +178,7 @@ def clean_tags(value: Any) -> list[str]:
 
 def _retention_choice(priority: Any, duration: Any) -> tuple[str | None, str | None]:
     if priority not in (None, ""):
-        _choice(priority, Priority, "priority")
+        clean_choice(priority, Priority, "priority")
     if duration not in (None, "") and duration not in DURATIONS:
         raise InvalidCandidate(
             _("Unknown duration “%(value)s”; use one of: %(allowed)s.")
@@ -228,16 +228,16 @@ def clean_candidate(candidate: Candidate, owner: Owner) -> Clean:
     priority, duration = _retention_choice(candidate.priority, candidate.duration)
     return Clean(
         content=content,
-        subject=_label(candidate.subject, "subject"),
-        predicate=_label(candidate.predicate, "predicate"),
-        type=_choice(candidate.type, FactType, "type"),
-        scope=_choice(candidate.scope, Scope, "scope"),
-        confidence=_unit(candidate.confidence, "confidence"),
-        importance=_unit(candidate.importance, "importance"),
+        subject=clean_label(candidate.subject, "subject"),
+        predicate=clean_label(candidate.predicate, "predicate"),
+        type=clean_choice(candidate.type, FactType, "type"),
+        scope=clean_choice(candidate.scope, Scope, "scope"),
+        confidence=clean_unit(candidate.confidence, "confidence"),
+        importance=clean_unit(candidate.importance, "importance"),
         priority=priority,
         duration=duration,
         tags=clean_tags(candidate.tags),
-        source=_choice(candidate.source, Source, "source"),
+        source=clean_choice(candidate.source, Source, "source"),
         source_turn=_turn(candidate.source_turn_id, owner),
         verified=bool(candidate.verified),
         delete_fact=target,
@@ -245,7 +245,7 @@ def clean_candidate(candidate: Candidate, owner: Owner) -> Clean:
     )
 
 
-def _check_actor(actor: str) -> None:
+def check_actor(actor: str) -> None:
     if actor not in Actor.values:
         raise InvalidCandidate(
             _("Unknown actor “%(value)s”.") % {"value": actor}, code="invalid_actor", field="actor"

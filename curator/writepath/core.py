@@ -159,7 +159,7 @@ class NotAllowed(WritePathError):
 # --------------------------------------------------------------------------------------
 
 
-def _json_value(value: Any) -> Any:
+def json_value(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.astimezone(UTC).isoformat()
     return list(value) if isinstance(value, tuple) else value
@@ -167,7 +167,7 @@ def _json_value(value: Any) -> Any:
 
 def snapshot(fact: Fact) -> dict[str, Any]:
     """A fact as events carry it: enough to show a diff and to restore it."""
-    data = {name: _json_value(getattr(fact, name)) for name in FACT_FIELDS}
+    data = {name: json_value(getattr(fact, name)) for name in FACT_FIELDS}
     return {"id": fact.pk, **data, "supersedes": fact.supersedes_id}
 
 
@@ -175,7 +175,7 @@ def pending_snapshot(item: PendingItem) -> dict[str, Any]:
     return {
         "id": item.pk,
         "status": item.status,
-        "cooldown_until": _json_value(item.cooldown_until),
+        "cooldown_until": json_value(item.cooldown_until),
         "resulting_fact": item.resulting_fact_id,
         "confidence": item.confidence,
     }

@@ -26,13 +26,13 @@ from curator.models import (
 )
 from curator.normalize import content_key
 from curator.writepath.clean import (
-    _check_actor,
-    _choice,
-    _label,
-    _unit,
+    check_actor,
     clean_candidate,
+    clean_choice,
     clean_content,
+    clean_label,
     clean_tags,
+    clean_unit,
 )
 from curator.writepath.core import (
     EDITABLE,
@@ -48,8 +48,8 @@ from curator.writepath.core import (
     snapshot,
 )
 from curator.writepath.propose import (
-    _put,
     current_holder,
+    put_fact,
 )
 
 # --------------------------------------------------------------------------------------
@@ -67,13 +67,13 @@ def _clean_changes(fact: Fact, changes: dict[str, Any]) -> dict[str, Any]:
         )
     cleaners = {
         "content": clean_content,
-        "subject": lambda v: _label(v, "subject"),
-        "predicate": lambda v: _label(v, "predicate"),
-        "type": lambda v: _choice(v, FactType, "type"),
-        "scope": lambda v: _choice(v, Scope, "scope"),
-        "confidence": lambda v: _unit(v, "confidence"),
-        "importance": lambda v: _unit(v, "importance"),
-        "priority": lambda v: _choice(v, Priority, "priority"),
+        "subject": lambda v: clean_label(v, "subject"),
+        "predicate": lambda v: clean_label(v, "predicate"),
+        "type": lambda v: clean_choice(v, FactType, "type"),
+        "scope": lambda v: clean_choice(v, Scope, "scope"),
+        "confidence": lambda v: clean_unit(v, "confidence"),
+        "importance": lambda v: clean_unit(v, "importance"),
+        "priority": lambda v: clean_choice(v, Priority, "priority"),
         "tags": clean_tags,
         "verified": bool,
         "expires_at": _expiry,
@@ -119,7 +119,7 @@ def edit_fact(
     batch: str = "",
 ) -> Fact:
     """Change fields in place (an UPDATE event keeps the old values); stale edits are refused."""
-    _check_actor(actor)
+    check_actor(actor)
     with transaction.atomic():
         fact = Fact.objects.select_related("owner").get(pk=fact_id)
         if expected_updated_at is not None and fact.updated_at != expected_updated_at:
@@ -162,7 +162,7 @@ def change_fact(
 
     No validation beyond the model's: jobs compute these values themselves.
     """
-    _check_actor(actor)
+    check_actor(actor)
     with transaction.atomic():
         fact = Fact.objects.select_related("owner").get(pk=fact_id)
         values = {k: v for k, v in values.items() if getattr(fact, k) != v}
@@ -176,7 +176,7 @@ RESTORABLE = (FactStatus.ARCHIVED, FactStatus.EXPIRED, FactStatus.REJECTED)
 
 
 def _set_status(fact_id: int, status: str, event_type: str, actor: str, batch: str, allowed):
-    _check_actor(actor)
+    check_actor(actor)
     with transaction.atomic():
         fact = Fact.objects.select_related("owner").get(pk=fact_id)
         if fact.status == status:
@@ -210,7 +210,7 @@ def restore_fact(fact_id: int, *, actor: str, batch: str = "") -> Fact:
 
 def pin_fact(fact_id: int, *, actor: str, batch: str = "") -> Fact:
     """Keep forever: permanent retention, no expiry."""
-    _check_actor(actor)
+    check_actor(actor)
     with transaction.atomic():
         fact = Fact.objects.select_related("owner").get(pk=fact_id)
         values = {"priority": Priority.PERMANENT, "expires_at": None}
@@ -222,7 +222,7 @@ def pin_fact(fact_id: int, *, actor: str, batch: str = "") -> Fact:
 
 def revert_to(fact_id: int, *, actor: str = "person") -> Result:
     """Make an older version of a chain current again, as a new version (history stays)."""
-    _check_actor(actor)
+    check_actor(actor)
     with transaction.atomic():
         old = Fact.objects.select_related("owner").get(pk=fact_id)
         head = old.chain()[-1]
@@ -244,7 +244,7 @@ def revert_to(fact_id: int, *, actor: str = "person") -> Result:
             old.owner,
         )
         work = Work(old.owner, actor)
-        fact = _put(clean, work, head, verified=True, confidence=1.0)
+        fact = put_fact(clean, work, head, verified=True, confidence=1.0)
         event = work.event(
             EventType.SUPERSEDE,
             fact=fact,
@@ -293,7 +293,7 @@ def purge_fact(fact_id: int, *, actor: str = "person") -> MemoryEvent:
     Only for facts that are no longer active: a person deletes first, then purges from the
     activity log after a confirmation. The chain stays connected around the gap.
     """
-    _check_actor(actor)
+    check_actor(actor)
     with transaction.atomic():
         fact = Fact.objects.select_related("owner").get(pk=fact_id)
         if fact.status == FactStatus.ACTIVE:

@@ -21,7 +21,7 @@ from curator.models import (
 )
 from curator.normalize import content_key
 from curator.writepath.clean import (
-    _check_actor,
+    check_actor,
     clean_candidate,
 )
 from curator.writepath.core import (
@@ -37,14 +37,14 @@ from curator.writepath.core import (
     Result,
     Work,
     WritePathError,
-    _json_value,
+    json_value,
     pending_snapshot,
     snapshot,
 )
 from curator.writepath.propose import (
-    _duplicate,
-    _put,
     current_holder,
+    duplicate_of,
+    put_fact,
 )
 
 # --------------------------------------------------------------------------------------
@@ -128,7 +128,7 @@ def confirm_pending(
 
     A moot item raises MootPending unless `force` says the person saw the current state.
     """
-    _check_actor(actor)
+    check_actor(actor)
     with transaction.atomic():
         item = _open_item(item_id)
         if not force and (why := moot_reason(item)):
@@ -141,12 +141,12 @@ def confirm_pending(
         clean = clean_candidate(_candidate_from(data), item.owner)
         if item.source_turn_id and not data.get("source_turn_id"):
             clean.source_turn = item.source_turn
-        same = _duplicate(clean, item.owner)
+        same = duplicate_of(clean, item.owner)
         if same is not None:
             fact, outcome = _confirm_into(same, work), BOOSTED
         else:
             holder = current_holder(item.owner, clean.subject, clean.predicate)
-            fact = _put(clean, work, holder, verified=True, confidence=1.0)
+            fact = put_fact(clean, work, holder, verified=True, confidence=1.0)
             outcome = SUPERSEDED if holder is not None else WRITTEN
         item.status, item.resulting_fact, item.cooldown_until = PendingStatus.CONFIRMED, fact, None
         item.save()
@@ -196,7 +196,7 @@ def _confirm_deletion(item: PendingItem, work: Work, before: dict) -> Result:
 
 def ignore_pending(item_id: int, *, actor: str = "person", batch: str = "") -> Result:
     """Reject the item; the same candidate will not be proposed to the person again."""
-    _check_actor(actor)
+    check_actor(actor)
     with transaction.atomic():
         item = _open_item(item_id)
         work = Work(item.owner, actor, batch=batch)
@@ -214,7 +214,7 @@ def snooze_pending(
     item_id: int, until: datetime, *, actor: str = "person", batch: str = ""
 ) -> Result:
     """Hide the item until `until`; it comes back to the queue by itself afterwards."""
-    _check_actor(actor)
+    check_actor(actor)
     if timezone.is_naive(until) or until <= timezone.now():
         raise WritePathError(
             _("Choose a time in the future."), code="invalid_snooze", field="until"
@@ -231,7 +231,7 @@ def snooze_pending(
             fact=item.conflicts_with,
             pending=item,
             outcome=PENDING,
-            until=_json_value(until),
+            until=json_value(until),
         )
     return Result(PENDING, item.conflicts_with, item, event)
 
@@ -241,7 +241,7 @@ def ask_about(
 ) -> Result:
     """Queue a question about an existing fact that no candidate routing would ask (a job's
     "keep this as core memory?"): the item and its event, nothing written."""
-    _check_actor(actor)
+    check_actor(actor)
     with transaction.atomic():
         work = Work(fact.owner, actor, job_run=job_run)
         item = PendingItem.objects.create(

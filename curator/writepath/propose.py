@@ -20,7 +20,7 @@ from curator.models import (
 )
 from curator.writepath.clean import (
     Clean,
-    _check_actor,
+    check_actor,
     clean_candidate,
 )
 from curator.writepath.core import (
@@ -57,7 +57,7 @@ def propose(
     """Route one candidate memory; safe inside an outer transaction.atomic()."""
     if operation_id and (done := replay(operation_id)):
         return done
-    _check_actor(actor)
+    check_actor(actor)
     owner = owner or Owner.default()
     clean = clean_candidate(candidate, owner)
     work = Work(owner, actor, job_run=job_run, batch=batch)
@@ -95,7 +95,7 @@ def _route(clean: Clean, work: Work, operation_id: str | None) -> Result:
         return _drop(clean, work, operation_id, "rejected_before", rejected=rejected)
     if clean.confidence < settings.CONFIDENCE_PENDING:
         return _drop(clean, work, operation_id, "low_confidence")
-    if (same := _duplicate(clean, owner)) is not None:
+    if (same := duplicate_of(clean, owner)) is not None:
         return _boost(same, clean, work, operation_id)
     if work.actor != Actor.PERSON and (waiting := _waiting(clean, owner)) is not None:
         return _repeat_pending(waiting, clean, work, operation_id)
@@ -118,7 +118,7 @@ def current_holder(owner, subject: str, predicate: str, *, exclude_key: str = ""
     return found.exclude(pk__in=list(exclude)).order_by("-updated_at", "-pk").first()
 
 
-def _duplicate(clean: Clean, owner: Owner) -> Fact | None:
+def duplicate_of(clean: Clean, owner: Owner) -> Fact | None:
     return (
         Fact.objects.active()
         .filter(owner=owner, subject=clean.subject, predicate=clean.predicate)
@@ -272,7 +272,7 @@ def _new_fact(clean: Clean, owner: Owner, *, verified: bool, confidence: float) 
     )
 
 
-def _put(clean: Clean, work: Work, holder: Fact | None, *, verified, confidence) -> Fact:
+def put_fact(clean: Clean, work: Work, holder: Fact | None, *, verified, confidence) -> Fact:
     """Create the fact; a holder of the same subject + predicate becomes its past version."""
     fact = _new_fact(clean, work.owner, verified=verified, confidence=confidence)
     if holder is not None:
@@ -288,7 +288,7 @@ def _put(clean: Clean, work: Work, holder: Fact | None, *, verified, confidence)
 
 def _write(clean: Clean, work: Work, operation_id, holder: Fact | None) -> Result:
     previous = snapshot(holder) if holder is not None else None
-    fact = _put(clean, work, holder, verified=clean.verified, confidence=clean.confidence)
+    fact = put_fact(clean, work, holder, verified=clean.verified, confidence=clean.confidence)
     outcome = SUPERSEDED if holder is not None else WRITTEN
     event = work.event(
         EventType.SUPERSEDE if holder is not None else EventType.WRITE,

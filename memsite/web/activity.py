@@ -21,8 +21,8 @@ from lifecycle.models import JobRun
 from lifecycle.undo import undo_run
 from memsite.web.common import safe_next
 from memsite.web.forms import ActivityFilterForm
-from memsite.web.home import _page, _render
-from memsite.web.review import _item_response
+from memsite.web.render import paginate, render_page
+from memsite.web.review import item_response
 
 PER_PAGE = 50
 
@@ -94,7 +94,7 @@ def _group_sizes(events) -> dict[str, int]:
 def activity(request: HttpRequest) -> HttpResponse:
     filters = ActivityFilterForm(request.GET or None)
     data = filters.cleaned_data if filters.is_valid() else {}
-    page = _page(request, _events(Owner.default(), data), PER_PAGE)
+    page = paginate(request, _events(Owner.default(), data), PER_PAGE)
     sizes = _group_sizes(list(page))
     context = {
         "filters": filters,
@@ -102,7 +102,7 @@ def activity(request: HttpRequest) -> HttpResponse:
         "entries": [entry(e, sizes) for e in page],
         "query": request.GET.urlencode(),
     }
-    return _render(request, "curator/activity.html", context)
+    return render_page(request, "curator/activity.html", context)
 
 
 @require_POST
@@ -112,11 +112,11 @@ def undo(request: HttpRequest, pk: int) -> HttpResponse:
         done = undo_event(pk)
     except UndoRefused as exc:
         if request.htmx and request.POST.get("from") == "review" and event.pending_id:
-            return _item_response(request, event.pending, event=event, error=str(exc))
+            return item_response(request, event.pending, event=event, error=str(exc))
         messages.error(request, _("Cannot undo: %(why)s") % {"why": exc})
         return redirect(safe_next(request, reverse("activity")))
     if request.htmx and request.POST.get("from") == "review" and done.pending_id:
-        return _item_response(request, done.pending)
+        return item_response(request, done.pending)
     messages.success(request, _("Undone: %(what)s") % {"what": describe(event)})
     return redirect(safe_next(request, reverse("activity")))
 

@@ -25,7 +25,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from lifecycle import archive
 from lifecycle import archive_import as imp
-from memsite.web.home import _render
+from memsite.web.render import render_page
 
 TOKEN = re.compile(r"^[0-9a-f]{32}$")
 STALE_AFTER = 24 * 3600  # seconds an abandoned upload is kept
@@ -92,7 +92,7 @@ def import_preview(request: HttpRequest, token: str) -> HttpResponse:
         made = parse_datetime(str(found.manifest.get("created_at") or ""))
         context = {"token": token, "plan": plan, "manifest": found.manifest, "made": made}
         context["rows"] = _rows(plan)
-        return _render(request, "curator/archive_import.html", context)
+        return render_page(request, "curator/archive_import.html", context)
     path.unlink(missing_ok=True)
     _report_message(request, report)
     return redirect("settings")
@@ -141,7 +141,7 @@ def _report_message(request: HttpRequest, report: imp.Report) -> None:
 
 
 def _error_page(request: HttpRequest, error: str) -> HttpResponse:
-    response = _render(request, "curator/archive_import.html", {"error": error})
+    response = render_page(request, "curator/archive_import.html", {"error": error})
     response.status_code = 400
     return response
 

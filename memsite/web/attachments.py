@@ -19,7 +19,7 @@ from memsite.web.forms_conversations import (
     AttachmentFilterForm,
     AttachmentUploadForm,
 )
-from memsite.web.home import _page, _render
+from memsite.web.render import paginate, render_page
 from retrieval import lookup
 
 PER_PAGE = 25
@@ -36,14 +36,14 @@ def _list_page(request: HttpRequest, upload: AttachmentUploadForm, status: int =
     context = {
         "filters": filters,
         "upload": upload,
-        "page_obj": _page(request, found.items, PER_PAGE),
+        "page_obj": paginate(request, found.items, PER_PAGE),
         "suggestions": found.suggestions,
         "degraded": found.degraded,
         "query": urlencode(query),
         "searched": bool(data.get("q")),
         "any_attachments": Attachment.objects.filter(owner=owner).exists(),
     }
-    response = _render(request, "curator/attachments.html", context)
+    response = render_page(request, "curator/attachments.html", context)
     response.status_code = status
     return response
 
@@ -97,7 +97,7 @@ def _detail_page(request: HttpRequest, att: Attachment, form=None, status: int =
         "is_image": svc.is_image(att),
         "linked": att.linked_facts.order_by("-created_at"),
     }
-    response = _render(request, "curator/attachment_detail.html", context)
+    response = render_page(request, "curator/attachment_detail.html", context)
     response.status_code = status
     return response
 

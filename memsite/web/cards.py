@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from curator import cards, compiler, metabolism
 from curator.models import Actor, CardAuthor, CardRevision
 from memsite.core import llm
-from memsite.web.home import _render
+from memsite.web.render import render_page
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ def index(request: HttpRequest) -> HttpResponse:
                 "revisions": CardRevision.objects.filter(card=key).count(),
             }
         )
-    return _render(request, "curator/cards.html", {"rows": rows})
+    return render_page(request, "curator/cards.html", {"rows": rows})
 
 
 # --------------------------------------------------------------------------------------
@@ -99,7 +99,7 @@ def _editor(request, key, spec, *, content, base, previewing=False, error="") ->
         "error": error,
         "path": cards.card_path(key),
     }
-    return _render(request, "curator/cards_edit.html", context)
+    return render_page(request, "curator/cards_edit.html", context)
 
 
 def _conflict(request, key, spec, conflict: cards.CardConflict) -> HttpResponse:
@@ -114,7 +114,7 @@ def _conflict(request, key, spec, conflict: cards.CardConflict) -> HttpResponse:
         "conflicts": conflicts,
         "last": cards.last_change(key),
     }
-    return _render(request, "curator/cards_conflict.html", context)
+    return render_page(request, "curator/cards_conflict.html", context)
 
 
 @require_POST
@@ -141,7 +141,7 @@ def revisions(request: HttpRequest, key: str) -> HttpResponse:
     # Compare the newest revision that differs from the card with the card itself.
     default_from = next((n for n, rev in enumerate(page, 1) if not rev.is_current), 1)
     context = {"key": key, "spec": spec, "page_obj": page, "default_from": default_from}
-    return _render(request, "curator/cards_revisions.html", context)
+    return render_page(request, "curator/cards_revisions.html", context)
 
 
 def revision(request: HttpRequest, key: str, rev: int) -> HttpResponse:
@@ -156,7 +156,7 @@ def revision(request: HttpRequest, key: str, rev: int) -> HttpResponse:
         "previous": previous,
         "is_current": cards.normalise(obj.content) == cards.normalise(cards.read(key)),
     }
-    return _render(request, "curator/cards_revision.html", context)
+    return render_page(request, "curator/cards_revision.html", context)
 
 
 def _version(key: str, ref: str) -> tuple[str, str]:
@@ -189,7 +189,7 @@ def diff(request: HttpRequest, key: str) -> HttpResponse:
         "diff": cards.diff(text_a, text_b),
         "choices": CardRevision.objects.filter(card=key)[:200],
     }
-    return _render(request, "curator/cards_diff.html", context)
+    return render_page(request, "curator/cards_diff.html", context)
 
 
 @require_POST
@@ -233,7 +233,7 @@ def injected(request: HttpRequest) -> HttpResponse:
         "llm": llm.configured(),
         "over": profile.tokens > profile.budget,
     }
-    return _render(request, "curator/cards_injected.html", context)
+    return render_page(request, "curator/cards_injected.html", context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -258,7 +258,7 @@ def metabolism_view(request: HttpRequest) -> HttpResponse:
                 )
         return redirect("cards_metabolism")
     context = {"rules": metabolism.state(), "plan": metabolism.plan()}
-    return _render(request, "curator/cards_metabolism.html", context)
+    return render_page(request, "curator/cards_metabolism.html", context)
 
 
 def _summaries(plan: metabolism.Plan) -> list[str]:

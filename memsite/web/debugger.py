@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET, require_POST
 from curator.models import Actor, ConversationTurn, Fact, Owner, Session
 from lifecycle.tasks import reindex_task
 from memsite.web.forms_debugger import COMPONENT_LABELS, CheckForm, DebuggerForm, WordForm
-from memsite.web.home import _render
+from memsite.web.render import render_page
 from retrieval import backends, scoring, userdict
 from retrieval import context as ctx
 from retrieval import text as seg
@@ -75,7 +75,7 @@ def debugger(request: HttpRequest) -> HttpResponse:
     page["share_url"] = request.get_full_path()
     page["kinds_selected"] = request.GET.getlist("kinds")
     partial = "results" if request.htmx and request.htmx.target == "debugger-results" else "content"
-    return _render(request, "retrieval/debugger.html", page, partial=partial)
+    return render_page(request, "retrieval/debugger.html", page, partial=partial)
 
 
 def _sliders(form: DebuggerForm) -> list[dict]:
@@ -274,4 +274,6 @@ def start_reindex(request: HttpRequest) -> HttpResponse:
 
 @require_GET
 def reindex_status(request: HttpRequest) -> HttpResponse:
-    return _render(request, "retrieval/debugger.html", {"index": _index_state()}, partial="reindex")
+    return render_page(
+        request, "retrieval/debugger.html", {"index": _index_state()}, partial="reindex"
+    )

@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from curator import episodes as svc
 from curator.models import Episode, Owner
 from memsite.web.forms_conversations import EpisodeEditForm, EpisodeFilterForm
-from memsite.web.home import _page, _render
+from memsite.web.render import paginate, render_page
 from retrieval import lookup
 
 PER_PAGE = 25
@@ -40,7 +40,7 @@ def episodes(request: HttpRequest) -> HttpResponse:
     owner = Owner.default()
     filters = EpisodeFilterForm(request.GET, tools=svc.known_tools(owner))
     data = filters.cleaned_data if filters.is_valid() else {}
-    page = _page(request, lookup.filter_episodes(owner, data), PER_PAGE)
+    page = paginate(request, lookup.filter_episodes(owner, data), PER_PAGE)
     query = {k: v for k, v in request.GET.items() if k != "page" and v}
     context = {
         "filters": filters,
@@ -49,7 +49,7 @@ def episodes(request: HttpRequest) -> HttpResponse:
         "filtered": bool(query),
         "any_episodes": Episode.objects.filter(owner=owner).exists(),
     }
-    return _render(request, "curator/episodes.html", context)
+    return render_page(request, "curator/episodes.html", context)
 
 
 @require_GET
@@ -62,7 +62,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "session_url": session_url(episode.session) if episode.session else "",
         "attachments": episode.attachments.order_by("-created_at")[:50],
     }
-    return _render(request, "curator/episode_detail.html", context)
+    return render_page(request, "curator/episode_detail.html", context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -74,4 +74,4 @@ def edit(request: HttpRequest, pk: int) -> HttpResponse:
         event = svc.edit_episode(episode.pk, form.cleaned_data)
         messages.success(request, _("Saved.") if event else _("Nothing needed to change."))
         return redirect("episode", pk=episode.pk)
-    return _render(request, "curator/episode_edit.html", {"ep": episode, "form": form})
+    return render_page(request, "curator/episode_edit.html", {"ep": episode, "form": form})

@@ -23,7 +23,7 @@ from curator.transcripts import provenance
 from memsite.web.activity import entry
 from memsite.web.common import done_banner, safe_next
 from memsite.web.forms import FactBulkForm, FactEditForm, FactFilterForm
-from memsite.web.home import _page, _render
+from memsite.web.render import paginate, render_page
 from retrieval import lookup
 from retrieval.recalls import recall_history
 
@@ -64,7 +64,7 @@ def facts(request: HttpRequest) -> HttpResponse:
     params.setdefault("status", FactStatus.ACTIVE)  # active by default; "" means every status
     filters = FactFilterForm(params, initial={"status": FactStatus.ACTIVE})
     data = filters.cleaned_data if filters.is_valid() else {"status": FactStatus.ACTIVE}
-    page = _page(request, fact_list(owner, data, data.get("status", "")), PER_PAGE)
+    page = paginate(request, fact_list(owner, data, data.get("status", "")), PER_PAGE)
     query = {k: v for k, v in params.items() if k not in ("page", "batch", "done")}
     context = {
         "filters": filters,
@@ -74,7 +74,7 @@ def facts(request: HttpRequest) -> HttpResponse:
         "query": urlencode({k: v for k, v in query.items() if v or k == "status"}),
         "any_facts": Fact.objects.filter(owner=owner).exists(),
     }
-    return _render(request, "curator/facts.html", context)
+    return render_page(request, "curator/facts.html", context)
 
 
 @require_POST
@@ -120,7 +120,7 @@ def _edit_page(request, fact: Fact, form: FactEditForm, stale: Fact | None = Non
         context["stale_diff"] = inline_diff(stale.content, yours)
     if request.htmx and inline:
         return render(request, "curator/partials/fact_edit_row.html", context)
-    return _render(request, "curator/fact_edit.html", context)
+    return render_page(request, "curator/fact_edit.html", context)
 
 
 @require_http_methods(["GET", "POST"])
@@ -186,7 +186,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "pending": fact.pending_conflicts.filter(status__in=wp.OPEN),
         "provenance": provenance(fact),
     }
-    return _render(request, "curator/fact_detail.html", context)
+    return render_page(request, "curator/fact_detail.html", context)
 
 
 ACTIONS = {

@@ -1,9 +1,8 @@
 """The person's pages. Each view renders a full page, or its named partial for HTMX."""
 
-from django.core.paginator import Paginator
 from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import get_object_or_404, redirect
 
 from curator.metrics import home_metrics
 from curator.models import (
@@ -15,19 +14,10 @@ from curator.models import (
 )
 from curator.writepath import due_pending
 from memsite.core.queue import queue_pending
+from memsite.web.render import render_page
 from retrieval import engine
 from retrieval.embedders import LocalEmbedder, get_embedder
 from retrieval.indexing import vector_state
-
-
-def _page(request: HttpRequest, queryset, per_page: int = 25):
-    return Paginator(queryset, per_page).get_page(request.GET.get("page"))
-
-
-def _render(request: HttpRequest, template: str, context: dict, partial: str = "content"):
-    """The full page normally; only the named partial when HTMX swaps it in."""
-    name = f"{template}#{partial}" if request.htmx and not request.htmx.boosted else template
-    return render(request, name, context)
 
 
 def home(request: HttpRequest) -> HttpResponse:
@@ -45,7 +35,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "empty": not any(counts.values()),
         "metrics": home_metrics(owner),
     }
-    return _render(request, "curator/home.html", context)
+    return render_page(request, "curator/home.html", context)
 
 
 def landing(request: HttpRequest) -> HttpResponse:
@@ -63,7 +53,7 @@ def turn(request: HttpRequest, pk: int) -> HttpResponse:
     )
     facts = Fact.objects.filter(source_turn=current).order_by("-created_at")
     context = {"turn": current, "around": around, "facts": facts}
-    return _render(request, "curator/turn.html", context)
+    return render_page(request, "curator/turn.html", context)
 
 
 def index_status() -> dict:

@@ -16,14 +16,14 @@ from curator.undo import UndoRefused
 from lifecycle import deadletters, runs, schedule, status, tasks
 from lifecycle.models import DeadLetter, JobKind, JobRun, RunStatus, Trigger
 from lifecycle.undo import undo_run
-from memsite.web.home import _render
+from memsite.web.render import render_page
 
 EVENTS_PER_PAGE = 50
 
 
 @require_GET
 def jobs(request: HttpRequest) -> HttpResponse:
-    return _render(request, "lifecycle/jobs.html", status.overview())
+    return render_page(request, "lifecycle/jobs.html", status.overview())
 
 
 @require_POST
@@ -55,11 +55,11 @@ def run_progress(request: HttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(JobRun, run_id=run_id)
     if run.finished and request.htmx:
         # Done: the whole page changes (its run list, queue, cards), so swap it all once.
-        response = _render(request, "lifecycle/jobs.html", status.overview())
+        response = render_page(request, "lifecycle/jobs.html", status.overview())
         response["HX-Retarget"], response["HX-Reswap"] = "#main", "innerHTML"
         return response
     context = {"active": run, "active_progress": status.progress(run)}
-    return _render(request, "lifecycle/partials/progress.html", context, partial="progress")
+    return render_page(request, "lifecycle/partials/progress.html", context, partial="progress")
 
 
 @require_GET
@@ -75,7 +75,7 @@ def run_detail(request: HttpRequest, run_id: str) -> HttpResponse:
         "events": [(e, describe(e)) for e in page],
     }
     partial = "events" if request.GET.get("part") == "events" else "content"
-    return _render(request, "lifecycle/run.html", context, partial=partial)
+    return render_page(request, "lifecycle/run.html", context, partial=partial)
 
 
 @require_POST

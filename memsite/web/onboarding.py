@@ -15,7 +15,7 @@ from django_htmx.http import HttpResponseClientRedirect
 
 from curator import cards, onboarding
 from curator.models import Actor, Owner
-from memsite.web.home import _render
+from memsite.web.render import render_page
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,7 @@ def wizard(request: HttpRequest) -> HttpResponse:
     asked = request.GET.get("step", "")
     if asked.isdigit() and 1 <= int(asked) <= onboarding.reached_step(owner):
         step = int(asked)
-    return _page(request, owner, step)
+    return paginate(request, owner, step)
 
 
 def _post(request: HttpRequest, owner: Owner) -> HttpResponse:
@@ -53,7 +53,7 @@ def _post(request: HttpRequest, owner: Owner) -> HttpResponse:
         _cleaned, errors = onboarding.validate({**onboarding.answers(owner), **typed}, step)
         if errors:
             onboarding.save_draft(owner, typed, step)  # keep what was typed, even if wrong
-            return _page(request, owner, step, errors=errors)
+            return paginate(request, owner, step, errors=errors)
         target = step + 1
     elif action.startswith("goto:"):
         target = _int(action[5:], step, 1, onboarding.reached_step(owner))
@@ -61,7 +61,7 @@ def _post(request: HttpRequest, owner: Owner) -> HttpResponse:
         target = step - 1
     onboarding.save_draft(owner, typed, _int(target, 1, 1, onboarding.LAST_STEP))
     if request.htmx:
-        return _page(request, owner, onboarding.current_step(owner))
+        return paginate(request, owner, onboarding.current_step(owner))
     return redirect("onboarding")  # post/redirect/get: a reload never resubmits
 
 
@@ -72,7 +72,7 @@ def _confirm(request: HttpRequest, owner: Owner) -> HttpResponse:
         log.exception("onboarding confirm failed")
         reason = str(exc)[:300] or type(exc).__name__
         error = _("Nothing was saved: %(reason)s") % {"reason": reason}
-        return _page(request, owner, onboarding.LAST_STEP, error=error)
+        return paginate(request, owner, onboarding.LAST_STEP, error=error)
     if result.ok:
         messages.success(
             request,
@@ -82,10 +82,10 @@ def _confirm(request: HttpRequest, owner: Owner) -> HttpResponse:
         return _redirect(request, "home")
     if result.code == "invalid":
         onboarding.save_draft(owner, {}, result.step)
-        return _page(request, owner, result.step, errors=result.errors)
+        return paginate(request, owner, result.step, errors=result.errors)
     if result.code == "already_confirmed":
         return _redirect(request, "home")
-    return _page(request, owner, onboarding.LAST_STEP, error=result.errors.get("__all__", ""))
+    return paginate(request, owner, onboarding.LAST_STEP, error=result.errors.get("__all__", ""))
 
 
 def _int(value, default: int, low: int, high: int) -> int:
@@ -96,7 +96,7 @@ def _int(value, default: int, low: int, high: int) -> int:
     return min(max(number, low), high)
 
 
-def _page(request, owner, step: int, errors=None, error: str = "") -> HttpResponse:
+def paginate(request, owner, step: int, errors=None, error: str = "") -> HttpResponse:
     values = onboarding.answers(owner)
     reached = onboarding.reached_step(owner)
     context = {
@@ -115,7 +115,7 @@ def _page(request, owner, step: int, errors=None, error: str = "") -> HttpRespon
     }
     if step == onboarding.LAST_STEP:
         context.update(_summary(values))
-    return _render(request, "curator/onboarding.html", context)
+    return render_page(request, "curator/onboarding.html", context)
 
 
 def _summary(values: dict) -> dict:

@@ -36,7 +36,7 @@ from curator.models import (
 )
 from memsite.web.common import done_banner
 from memsite.web.forms import CandidateForm, LaterForm, ReviewBulkForm, ReviewFilterForm
-from memsite.web.home import _page, _render
+from memsite.web.render import paginate, render_page
 
 PER_PAGE = 50
 
@@ -109,7 +109,7 @@ def review(request: HttpRequest) -> HttpResponse:
     owner = Owner.default()
     filters = ReviewFilterForm(request.GET or None)
     data = filters.cleaned_data if filters.is_valid() else {}
-    page = _page(request, _queue(owner, data), PER_PAGE)
+    page = paginate(request, _queue(owner, data), PER_PAGE)
     context = {
         "filters": filters,
         "page_obj": page,
@@ -120,7 +120,7 @@ def review(request: HttpRequest) -> HttpResponse:
         "banner": done_banner(request),
         "query": urlencode({k: v for k, v in request.GET.items() if k != "page" and v}),
     }
-    return _render(request, "curator/review.html", context)
+    return render_page(request, "curator/review.html", context)
 
 
 def _back(request: HttpRequest, **params) -> HttpResponse:
@@ -130,7 +130,7 @@ def _back(request: HttpRequest, **params) -> HttpResponse:
     return redirect(f"{reverse('review')}?{'&'.join(p for p in (query, extra) if p)}")
 
 
-def _item_response(request, item: PendingItem, *, event=None, error: str = "", status=200):
+def item_response(request, item: PendingItem, *, event=None, error: str = "", status=200):
     """HTMX: the item's card (new state or in-place error) plus the nav badge, out of band."""
     item.refresh_from_db()
     context = {
@@ -147,7 +147,7 @@ def _item_response(request, item: PendingItem, *, event=None, error: str = "", s
 
 def _refused(request, item: PendingItem, message: str) -> HttpResponse:
     if request.htmx:
-        return _item_response(request, item, error=message)
+        return item_response(request, item, error=message)
     messages.error(request, message)
     return _back(request)
 
@@ -175,7 +175,7 @@ def confirm(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _done(request, item: PendingItem, event: MemoryEvent) -> HttpResponse:
     if request.htmx:
-        return _item_response(request, item, event=event)
+        return item_response(request, item, event=event)
     messages.success(request, describe(event))
     return _back(request, done=event.pk)
 
@@ -222,7 +222,7 @@ def item(request: HttpRequest, pk: int) -> HttpResponse:
     (a session transcript, a fact's provenance) opens it directly."""
     item = get_object_or_404(PendingItem, pk=pk)
     if request.htmx:
-        return _item_response(request, item)
+        return item_response(request, item)
     context = {"r": row(item), "later_choices": LaterForm.PRESETS}
     return render(request, "curator/review_item_page.html", context)
 

@@ -10,21 +10,21 @@ from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from curator.conversations import _terms, trace_queryset
+from curator.conversations import terms, trace_queryset
 from curator.models import Owner, Role, Session
 from curator.transcripts import episode_url, session_list, trace_hit, transcript
 from memsite.web.forms import DateInput
-from memsite.web.home import _page, _render
+from memsite.web.render import paginate, render_page
 
 SESSIONS_PER_PAGE = 25
 TRACES_PER_PAGE = 20
 
 
 def sessions(request: HttpRequest) -> HttpResponse:
-    page_obj = _page(request, session_list(), SESSIONS_PER_PAGE)
+    page_obj = paginate(request, session_list(), SESSIONS_PER_PAGE)
     for session in page_obj:
         session.episode_links = [(ep, episode_url(ep.pk)) for ep in session.episodes.all()]
-    return _render(request, "curator/sessions.html", {"page_obj": page_obj})
+    return render_page(request, "curator/sessions.html", {"page_obj": page_obj})
 
 
 def session(request: HttpRequest, pk: int) -> HttpResponse:
@@ -39,7 +39,7 @@ def session(request: HttpRequest, pk: int) -> HttpResponse:
         "fact_count": sum(len(t.facts) for t in turns),
         "pending_count": sum(len(t.pending) for t in turns),
     }
-    return _render(request, "curator/session.html", context)
+    return render_page(request, "curator/session.html", context)
 
 
 class TraceFilterForm(forms.Form):
@@ -77,13 +77,13 @@ def traces(request: HttpRequest) -> HttpResponse:
     context = {"form": form, "searched": searched, "page_obj": None, "hits": []}
     if searched:
         filters = trace_filters(form.cleaned_data)
-        page_obj = _page(request, trace_queryset(**filters), TRACES_PER_PAGE)
-        terms = _terms(filters["q"])
+        page_obj = paginate(request, trace_queryset(**filters), TRACES_PER_PAGE)
+        words = terms(filters["q"])
         query = request.GET.copy()
         query.pop("page", None)
         context.update(
             page_obj=page_obj,
-            hits=[trace_hit(turn, terms) for turn in page_obj],
+            hits=[trace_hit(turn, words) for turn in page_obj],
             query=query.urlencode(),
         )
-    return _render(request, "curator/traces.html", context)
+    return render_page(request, "curator/traces.html", context)

@@ -10,13 +10,13 @@ from django.views.decorators.http import require_http_methods
 
 from curator import onboarding
 from curator.models import Owner
-from memsite.web.home import _render
+from memsite.web.render import render_page
 
 
 def settings_page(request: HttpRequest) -> HttpResponse:
     owner = Owner.default()
     context = {"owner": owner, "onboarding": _onboarding_context(owner)}
-    return _render(request, "curator/settings.html", context)
+    return render_page(request, "curator/settings.html", context)
 
 
 def _onboarding_context(owner: Owner) -> dict:
@@ -47,4 +47,4 @@ def onboarding_reset(request: HttpRequest) -> HttpResponse:
         )
         return redirect("onboarding")
     context = {"owner": owner, "effects": onboarding.reset_effects(owner)}
-    return _render(request, "curator/onboarding_reset.html", context)
+    return render_page(request, "curator/onboarding_reset.html", context)

@@ -20,7 +20,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from memsite.core.tokens import create_token, list_tokens, revoke_token
 from memsite.models import TokenScope
-from memsite.web.home import _render
+from memsite.web.render import render_page
 
 PANEL = "memsite/partials/tokens_panel.html"
 EXPIRY_CHOICES = [
@@ -77,7 +77,7 @@ def panel_context(form=None, new_token=None, new_secret: str = "") -> dict:
 def _respond(request: HttpRequest, context: dict, status: int = 200) -> HttpResponse:
     if request.htmx and not request.htmx.boosted:
         return render(request, PANEL, context, status=status)
-    return _render(request, "memsite/tokens.html", context)
+    return render_page(request, "memsite/tokens.html", context)
 
 
 @require_http_methods(["GET", "POST"])
