@@ -216,7 +216,7 @@ REVIEW_BELOW = env_float("MEMSITE_REVIEW_BELOW", 0.35)
 PROMOTE_AT = env_float("MEMSITE_PROMOTE_AT", 0.9)
 ATTACHMENT_RETENTION_DAYS = env_int("MEMSITE_ATTACHMENT_RETENTION_DAYS", 0)  # 0 = keep files
 
-# Retrieval (issue 4): search defaults chosen by measurement (README "Retrieval"), the
+# Retrieval (issue 4): search defaults chosen by measurement (docs/retrieval.md), the
 # embedder's batching and timeout, context assembly budgets (seed 000 section 5), recall log.
 # Processes serving HTTP on one socket (manage.py serve); each holds its own copy of the
 # search state (the vector matrix: 1.9 KB a vector). Measured in bench/api.py.
@@ -224,7 +224,7 @@ WEB_PROCESSES = max(1, env_int("MEMSITE_WEB_PROCESSES", 1))
 # Request threads in each of them. Two per core by default: with one GIL, more only fight over
 # it (8 -> 4 took /search p95 from 465 to 276 ms in bench/api.py), and a slow request (an
 # export, an upload, a wait on the write lock) still leaves others a thread. One thread in
-# each of two processes measured the fastest for an agent's load, see README "The API".
+# each of two processes measured the fastest for an agent's load, see docs/performance.md.
 WEB_THREADS = max(1, env_int("MEMSITE_WEB_THREADS", 2 * (os.cpu_count() or 2)))
 SEARCH_PRESET = env("MEMSITE_SEARCH_PRESET", "curator")
 SEARCH_TOP_K = env_int("MEMSITE_SEARCH_TOP_K", 50)  # candidates per channel

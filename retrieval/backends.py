@@ -30,7 +30,7 @@ from retrieval.models import Kind
 ALL_KINDS = tuple(k.value for k in Kind)
 EVENT_KINDS = (Kind.EPISODE.value, Kind.TURN.value, Kind.ATTACHMENT.value)
 # bm25 weights of the grams column and of a turn's context (the turn before it) against the
-# jieba column (measured: README "Measured retrieval quality").
+# jieba column (measured: docs/retrieval.md).
 GRAMS_WEIGHT = 0.5
 CONTEXT_WEIGHT = 0.6
 BM25_WEIGHTS = (1.0, GRAMS_WEIGHT, CONTEXT_WEIGHT)  # search_fts's columns, in order
@@ -207,7 +207,7 @@ def _passing(doc_ids, f: Filters) -> dict[int, tuple]:
 
 
 # Large collections: FTS5 scores every document that matches any query term, and a common
-# word or character matches a fifth of them (README "Measured speed").
+# word or character matches a fifth of them (docs/performance.md).
 _df_cache: dict[str, int] = {}
 _df_lock = threading.Lock()
 _df_since = 0.0

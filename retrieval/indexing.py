@@ -220,7 +220,7 @@ def keyword_context(kind: str, obj) -> str:
 
     An answer ("Yes, last Friday!") rarely repeats the words it answers, so a turn is also
     found by the words of the turn before, in a column of its own at a lower weight
-    (backends.CONTEXT_WEIGHT). On LoCoMo this took R@5 from .551 to .607 (README).
+    (backends.CONTEXT_WEIGHT). On LoCoMo this took R@5 from .551 to .607 (docs/retrieval.md).
     """
     if kind != Kind.TURN:
         return ""

@@ -6,7 +6,7 @@ in memory are scanned exactly in about 1.3 and 15 ms (1.5 KB a vector: 150 MB at
 Reading them is the cost, so with the engine built (retrieval/engine) the scan reads int8
 copies instead (a quarter of the bytes: 16 -> 2.5 ms at 100k) and rescores the best
 RESCORE x k rows in float32. Not exact by construction, but on the bench queries it returned
-the exact top 10 and top 50 every time (bench/search.py checks it; README "Measured speed").
+the exact top 10 and top 50 every time (bench/search.py checks it; docs/performance.md).
 
 The matrix follows the database through search_vec_log, which triggers on search_vecf fill
 whichever process writes a vector (retrieval/changelog.py).

@@ -89,7 +89,7 @@ class Preset:
 # 0.55 : 0.30). Seeds 000 and 003 give no half-life; 30 days like seed 002.
 # "curator" is the default: seed 000's formula (relevance 0.85 + freshness 0.15) with the
 # split between the channels and the half-life chosen by measurement on LoCoMo and
-# MADial-Bench (README "Retrieval"): a semantic share of 0.65 let the weaker e5 channel
+# MADial-Bench (docs/retrieval.md): a semantic share of 0.65 let the weaker e5 channel
 # outvote BM25 on LoCoMo (-4 points of R@5), and a 30-day half-life cost another point on
 # conversations that span months.
 PRESETS: dict[str, Preset] = {

@@ -6,7 +6,7 @@ rebuilt from quoted tokens so user input can never be parsed as FTS5 syntax.
 
 A second column holds CJK character unigrams and bigrams: it finds Chinese words jieba cut
 differently in the text and in the query (names, new words), which measured 3-5 points of
-recall on Chinese beside jieba words (README, "Retrieval"). A third, `context`, holds a
+recall on Chinese beside jieba words (docs/retrieval.md). A third, `context`, holds a
 conversation turn's previous turn in jieba tokens; the query's tokens search it too.
 """
 
