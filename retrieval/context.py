@@ -207,12 +207,15 @@ def evidence(
 # --------------------------------------------------------------------------------------
 
 
-def _session(owner, session_id) -> Session | None:
-    if session_id in (None, ""):
+def _session(owner, session) -> Session | None:
+    """The agent's session by its own id (a Session when the caller already has one: the
+    debugger picks sessions from a list). An id of digits is the agent's id like any other,
+    never a database key: "1" must not find another conversation's turns."""
+    if session in (None, ""):
         return None
-    qs = Session.objects.filter(owner=owner)
-    found = qs.filter(pk=session_id).first() if str(session_id).isdigit() else None
-    return found or qs.filter(external_id=str(session_id)).first()
+    if isinstance(session, Session):
+        return session if session.owner_id == owner.pk else None
+    return Session.objects.filter(owner=owner, external_id=str(session)).first()
 
 
 def assemble(

@@ -124,3 +124,13 @@ def test_a_read_only_token_may_ask_for_context(read_api, memory):
 )
 def test_invalid_context_requests_are_422(api, body):
     assert_error(api.post("/context", body), 422)
+
+
+def test_a_session_named_by_digits_is_the_agents_own_not_a_database_id(api):
+    # Session "chat-1" gets database id 1; an agent's own session "1" must not see its turns.
+    api.post(
+        "/turns", {"session_id": "chat-1", "turn_index": 0, "role": "user", "content": "秘密计划"}
+    )
+    api.post("/turns", {"session_id": "1", "turn_index": 0, "role": "user", "content": "你好"})
+    text = api.post("/context", {"query": "继续", "session_id": "1"}).json()["text"]
+    assert "你好" in text and "秘密计划" not in text

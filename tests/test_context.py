@@ -36,7 +36,7 @@ def test_a_triggered_message_gets_cards_turns_and_evidence(owner, cards):
     s = session(owner)
     turn(s, "我们来准备下周的面试吧")
     turn(s, "好的，先回顾一下", role="assistant")
-    result = assemble("你还记得我上次面试的公司吗", owner=owner, session_id=s.pk, record=False)
+    result = assemble("你还记得我上次面试的公司吗", owner=owner, session_id=s, record=False)
     assert result.triggered and [t.text for t in result.detection.triggers] == ["还记得", "上次"]
     assert [i["id"] for i in section(result, "cards").items] == ["persona", "user"]
     assert [i["turn_index"] for i in section(result, "turns").items] == [0, 1]  # oldest first
@@ -89,7 +89,7 @@ def test_over_budget_cuts_evidence_then_old_turns_never_cards(owner, cards):
         turn(s, f"第 {n} 轮：" + "讨论 orchard " * 30)
     budgets = Budgets(max_tokens=900, cards=600, turns=2000, evidence=900, reserve=300)
     result = assemble(
-        "还记得 orchard 吗", owner=owner, session_id=s.pk, budgets=budgets, record=False
+        "还记得 orchard 吗", owner=owner, session_id=s, budgets=budgets, record=False
     )
     assert section(result, "evidence").items == [] and section(result, "evidence").dropped
     turns = section(result, "turns")

@@ -97,6 +97,6 @@ def test_context_keeps_cards_and_turns_when_search_fails(owner, memory):
     turn(s, "你还记得我住哪吗")
     sql("DROP TABLE search_fts")
     sql("DROP TABLE search_vec")
-    context = assemble("你还记得我住哪吗", owner=owner, session_id=s.pk)
+    context = assemble("你还记得我住哪吗", owner=owner, session_id=s)
     sections = {sec.name: sec for sec in context.sections}
     assert context.degraded and sections["turns"].items and not sections["evidence"].items

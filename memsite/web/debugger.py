@@ -165,11 +165,13 @@ def merge_suggestions(text: str, limit: int = 8) -> list[str]:
 
 
 def _preview(query: str, owner: Owner, args: dict):
+    # The debugger picks a session from its list (a database id); agents name theirs.
+    session = Session.objects.filter(pk=args.get("session_id") or 0).first()
     try:
         return ctx.assemble(
             query,
             owner=owner,
-            session_id=args.get("session_id"),
+            session_id=session,
             record=False,
             actor=Actor.PERSON,
             caller="debugger",
