@@ -46,6 +46,7 @@ from curator.models import (
     Scratchpad,
     Session,
 )
+from memsite.links import is_safe_link
 from retrieval.models import RegressionCheck
 
 NEW, IDENTICAL, CONFLICT = "new", "identical", "conflicting"
@@ -188,6 +189,8 @@ def _values(kind: Kind, record: dict, name: str, number: int) -> dict[str, Any]:
             value = f.to_python(record[f.attname])
             if value is None and not f.null and not isinstance(f, models.AutoField):
                 raise ValidationError("null")
+            if isinstance(f, models.URLField) and value:
+                _check_url(f, value)
         except (ValidationError, TypeError, ValueError):
             raise ArchiveError(
                 _("%(name)s line %(n)s: the value of %(field)s is invalid.")
@@ -202,6 +205,13 @@ def _values(kind: Kind, record: dict, name: str, number: int) -> dict[str, Any]:
                 % {"name": name, "n": number, "field": m2m}
             )
     return values
+
+
+def _check_url(f: models.URLField, value: str) -> None:
+    """An archive is not trusted: a URL must be what the field accepts (or a mailto link),
+    never javascript: or data: (pages show those as text anyway, see memsite/links.py)."""
+    if not is_safe_link(value):
+        f.run_validators(value)
 
 
 def _check_references(found: Archive) -> None:

@@ -39,6 +39,7 @@ from django.utils.translation import gettext_lazy
 from markdown_it import MarkdownIt
 
 from curator.models import CardAuthor, CardRevision, Owner, Scratchpad
+from memsite.links import is_safe_markdown_link
 
 # --------------------------------------------------------------------------------------
 # Which cards exist
@@ -636,6 +637,9 @@ def generated_fact_ids(text: str) -> list[int]:
 _md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
     ["table", "strikethrough"]
 )
+# A card's links follow the rule for every stored URL (http, https, mailto, or within the
+# site); any other link is left as its Markdown text.
+_md.validateLink = is_safe_markdown_link
 # Private-use characters survive markdown-it untouched and cannot be typed by accident.
 _REF_OPEN, _REF_CLOSE = "\ue000", "\ue001"
 _REF_TOKEN = re.compile(f"{_REF_OPEN}([0-9,]+){_REF_CLOSE}")
