@@ -38,6 +38,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from markdown_it import MarkdownIt
 
+from curator import card_journal
 from curator.models import CardAuthor, CardRevision, Owner, Scratchpad
 from memsite.links import is_safe_markdown_link
 
@@ -200,10 +201,16 @@ def measure(key: str, text: str) -> Usage:
 # --------------------------------------------------------------------------------------
 
 
-def _stage(path: Path, text: str) -> Path:
-    """Write text into a temp file beside `path` (same file system, so rename is atomic)."""
+def _stage(path: Path, text: str, tmp: Path | None = None) -> Path:
+    """Write text into a temp file beside `path` (same file system, so rename is atomic).
+
+    `tmp` names the temp file when someone must be able to find it after a crash (the card
+    journal); otherwise a fresh name is picked."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    if tmp is None:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    else:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(text.encode("utf-8"))
@@ -255,7 +262,7 @@ def restore_snapshot(snap: dict[Path, str | None]) -> None:
             atomic_write(path, text)
 
 
-def write_files(contents: dict[Path, str]) -> None:
+def write_files(contents: dict[Path, str], temp_names: dict[Path, Path] | None = None) -> None:
     """Replace several files together: stage every temp file first, then rename them all.
 
     Staging is where disks fill up and permissions fail, so a failure there changes nothing.
@@ -263,9 +270,10 @@ def write_files(contents: dict[Path, str]) -> None:
     """
     before = snapshot(contents)
     staged: dict[Path, Path] = {}
+    temp_names = temp_names or {}
     try:
         for path, text in contents.items():
-            staged[path] = _stage(path, text)
+            staged[path] = _stage(path, text, temp_names.get(path))
     except BaseException:
         for tmp in staged.values():
             tmp.unlink(missing_ok=True)
@@ -315,12 +323,40 @@ def _record_drift(key: str, current: str) -> None:
         )
 
 
-def _store(key: str, text: str, owner: Owner) -> None:
-    path = card_path(key)
-    if path is None:
+def _store(key: str, text: str, owner: Owner, revision: CardRevision) -> list:
+    """Put the card's new text in place (inside the save's transaction); its journal entries."""
+    if card_path(key) is None:
         Scratchpad.objects.update_or_create(owner=owner, defaults={"content": text})
-    else:
-        atomic_write(path, text)
+        return []
+    return _write_cards({key: (text, revision)})
+
+
+def _write_cards(contents: dict[str, tuple[str, CardRevision]]) -> list:
+    """Rename new card files into place, each journaled first (curator/card_journal.py).
+
+    Runs inside the transaction that writes the revisions, so writers queued behind it read
+    these files; the journal entries go once that transaction has committed. A kill -9 before
+    the commit leaves entries that the next start uses to put the old files back.
+    """
+    entries = []
+    try:
+        for key, (text, revision) in contents.items():
+            path = card_path(key)
+            before = snapshot([path])[path]
+            entries.append(card_journal.begin(key, path, revision.pk, before, text))
+        write_files(
+            {e.target: contents[e.card][0] for e in entries}, {e.target: e.staged for e in entries}
+        )
+    except BaseException:
+        _forget(entries)  # nothing was renamed (write_files put back what it had)
+        raise
+    transaction.on_commit(lambda: _forget(entries), robust=True)
+    return entries
+
+
+def _forget(entries: list) -> None:
+    for entry in entries:
+        entry.forget()
 
 
 @contextmanager
@@ -351,22 +387,28 @@ def save(
 
     `base` is the text the editor started from: if the card changed since then (and the
     new content is not already what is there) this raises CardConflict and writes nothing.
-    The file is written inside the transaction and put back if the commit fails, so the
-    card and its revision never disagree.
+    The file is renamed into place inside the transaction, put back if the commit fails,
+    and journaled so a kill -9 before the commit is undone at the next start: the card and
+    its revision never disagree.
     """
     owner = owner or Owner.default()
     content = normalise(content)
-    with rollback_files([key]), transaction.atomic():
-        current = normalise(read(key, owner))
-        if content == current:
-            return None
-        if base is not None and normalise(base) != current:
-            raise CardConflict(key, mine=content, theirs=current, base=normalise(base))
-        _record_drift(key, current)
-        revision = CardRevision.objects.create(
-            card=key, content=content, author=author, note=note[:200]
-        )
-        _store(key, content, owner)
+    entries = []
+    try:
+        with rollback_files([key]), transaction.atomic():
+            current = normalise(read(key, owner))
+            if content == current:
+                return None
+            if base is not None and normalise(base) != current:
+                raise CardConflict(key, mine=content, theirs=current, base=normalise(base))
+            _record_drift(key, current)
+            revision = CardRevision.objects.create(
+                card=key, content=content, author=author, note=note[:200]
+            )
+            entries = _store(key, content, owner, revision)
+    except BaseException:
+        _forget(entries)  # rolled back and the file put back: nothing left to undo
+        raise
     return revision
 
 
@@ -384,16 +426,15 @@ def save_many(
         for key, content in contents.items():
             content = normalise(content)
             _record_drift(key, read(key, owner))
-            revisions.append(
-                CardRevision.objects.create(
-                    card=key, content=content, author=author, note=note[:200]
-                )
+            revision = CardRevision.objects.create(
+                card=key, content=content, author=author, note=note[:200]
             )
-            if (path := card_path(key)) is None:
-                _store(key, content, owner)
+            revisions.append(revision)
+            if card_path(key) is None:
+                _store(key, content, owner, revision)
             else:
-                files[path] = content
-        write_files(files)
+                files[key] = (content, revision)
+        _write_cards(files)
     return revisions
 
 
