@@ -112,6 +112,16 @@ def _committed(entry: Entry) -> bool:
     return revision is not None and _sha(revision.content) == entry.after_sha
 
 
+def _needs_undo(tail: list[Entry], current: str) -> bool:
+    """The file still holds what the last uncommitted save wrote, and no committed revision
+    says it should (a record left by a transaction that failed, not killed, could otherwise
+    undo a later save of the same text)."""
+    if _sha(current) != tail[-1].after_sha:
+        return False
+    newest = CardRevision.objects.filter(card=tail[-1].card).first()  # newest first
+    return newest is None or _sha(newest.content) != _sha(current)
+
+
 def _read(path: Path) -> str | None:
     try:
         return path.read_text(encoding="utf-8")
@@ -144,7 +154,7 @@ def recover() -> list[str]:
                 break
             tail.insert(0, entry)
         current = _read(target)
-        if tail and current is not None and _sha(current) == tail[-1].after_sha:
+        if tail and current is not None and _needs_undo(tail, current):
             before = tail[0].before
             if before is None:
                 target.unlink()
