@@ -119,9 +119,15 @@ class Staging:
 def _hold_lock(folder: Path, staging_id: str) -> int:
     """Create <id>.lock already locked: made under a temp name, locked, then renamed, so a
     repair can never see it unlocked while this import lives."""
-    folder.mkdir(parents=True, exist_ok=True)
     temp = folder / f".{staging_id}.lock.new"
-    fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    for attempt in range(3):
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+            break
+        except FileNotFoundError:  # the last import out removed the empty folder just now
+            if attempt == 2:
+                raise
     fcntl.flock(fd, fcntl.LOCK_EX)
     os.replace(temp, folder / f"{staging_id}.lock")
     return fd
@@ -130,6 +136,10 @@ def _hold_lock(folder: Path, staging_id: str) -> int:
 def _release(folder: Path, staging_id: str, fd: int) -> None:
     (folder / f"{staging_id}.lock").unlink(missing_ok=True)  # unlinked while still held
     os.close(fd)
+    try:
+        folder.rmdir()  # the last import out leaves no empty folder behind
+    except OSError:
+        pass  # another import's files are still in it
 
 
 def _publish(folder: Path, moves: list[Move]) -> None:
