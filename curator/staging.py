@@ -200,7 +200,11 @@ def recover() -> list[str]:
         except BlockingIOError:
             os.close(fd)
             continue  # a running import
-        _recover_one(folder / staging_id, staging_id)
+        try:
+            _recover_one(folder / staging_id, staging_id)
+        except BaseException:
+            os.close(fd)  # kept for the next try (e.g. the tables do not exist yet)
+            raise
         _release(folder, staging_id, fd)
         done.append(staging_id)
     for stray in folder.glob(".*.lock.new"):  # killed while creating its lock
