@@ -390,12 +390,12 @@ class Report:
 class _Apply:
     """One import run: the id map, the files it stages, the events recorded."""
 
-    def __init__(self, found: Archive, the_plan: Plan, import_id: str):
+    def __init__(self, found: Archive, the_plan: Plan, import_id: str, files: staging.Staging):
         self.found, self.plan, self.import_id = found, the_plan, import_id
+        self.staging = files
         self.restore = the_plan.mode == RESTORE
         self.ids: dict[str, dict[int, int]] = {k.name: {} for k in KINDS}
         self.created: dict[str, list[tuple[Decision, models.Model]]] = {}
-        self.staging: staging.Staging
         self.staged_memory: dict[str, str] = {}  # memory file -> its path in the staging folder
         self.staged_attachments: dict[str, str] = {}  # archived file name -> the same
         self.events = 0
@@ -612,8 +612,7 @@ def apply(found: Archive, the_plan: Plan | None = None, *, reindex: bool = True)
     """
     staging.recover()  # what an interrupted import left goes (or is finished) first
     the_plan = the_plan or plan(found)
-    run = _Apply(found, the_plan, uuid.uuid4().hex[:12])
-    run.staging = staging.Staging()
+    run = _Apply(found, the_plan, uuid.uuid4().hex[:12], staging.Staging())
     try:
         with zipfile.ZipFile(found.path) as zf:
             run.stage(zf)

@@ -106,7 +106,11 @@ class Staging:
 
     def publish(self) -> None:
         """After the commit: move every file in, then drop the marker and the folder."""
-        _publish(self.folder, self.moves)
+        try:
+            _publish(self.folder, self.moves)
+        except BaseException:
+            os.close(self._fd)  # unlocked, marker kept: the next import or start finishes it
+            raise
         JobLock.objects.filter(name=marker_name(self.id)).delete()
         self.close()
 

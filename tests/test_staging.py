@@ -3,8 +3,12 @@
 import io
 
 import pytest
+from django.core.files.storage import default_storage
 
-from curator import staging
+from curator import archive, staging
+from curator import archive_import as imp
+from curator.models import Attachment
+from tests.archive_helpers import FILE_BYTES, populate, wipe
 
 pytestmark = pytest.mark.django_db
 
@@ -31,3 +35,24 @@ def test_a_repair_removes_what_a_dead_import_left_before_its_commit(tmp_path):
     (dead / "a.png").write_bytes(b"png")  # its lock died with its process
     assert staging.recover() == ["0123456789ab"]
     assert not staging.pending() and not (tmp_path / "attachments").exists()
+
+
+def test_files_a_failed_move_left_behind_are_moved_in_by_the_next_repair(
+    tmp_path, settings, monkeypatch
+):
+    populate()
+    path = tmp_path / "a.zip"
+    archive.export(path)
+    wipe()
+    settings.MEMORY_DIR = tmp_path / "fresh" / "memory"
+    settings.MEDIA_ROOT = tmp_path / "fresh" / "attachments"
+    link = staging._link
+    monkeypatch.setattr(staging, "_link", lambda *a: (_ for _ in ()).throw(OSError("disk full")))
+    with pytest.raises(OSError, match="disk full"):
+        imp.import_archive(path, reindex=False)
+    att = Attachment.objects.exclude(file="").get()  # the rows committed
+    assert not default_storage.exists(att.file.name)
+    monkeypatch.setattr(staging, "_link", link)
+    staging.recover()
+    assert default_storage.open(att.file.name).read() == FILE_BYTES
+    assert (settings.MEMORY_DIR / "shared" / "User.md").exists() and not staging.pending()
