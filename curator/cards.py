@@ -17,10 +17,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-import os
 import re
-import stat
-import tempfile
 from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -38,7 +35,15 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from markdown_it import MarkdownIt
 
+from curator import card_journal
+from curator.files import (  # noqa: F401  (callers use cards.atomic_write and friends)
+    atomic_write,
+    restore_snapshot,
+    snapshot,
+    write_files,
+)
 from curator.models import CardAuthor, CardRevision, Owner, Scratchpad
+from memsite.core.links import is_safe_markdown_link
 
 # --------------------------------------------------------------------------------------
 # Which cards exist
@@ -195,95 +200,6 @@ def measure(key: str, text: str) -> Usage:
 
 
 # --------------------------------------------------------------------------------------
-# Atomic file writes
-# --------------------------------------------------------------------------------------
-
-
-def _stage(path: Path, text: str) -> Path:
-    """Write text into a temp file beside `path` (same file system, so rename is atomic)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o644
-        os.chmod(tmp, mode)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return Path(tmp)
-
-
-def _sync_dir(folder: Path) -> None:
-    """Make the rename itself durable (best effort: not every platform can open a folder)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Readers see the old file or the new one, never a mix."""
-    write_files({path: text})
-
-
-def snapshot(paths: Iterable[Path]) -> dict[Path, str | None]:
-    """What these files hold now (None = missing), to put back if a larger step fails."""
-    snap = {}
-    for path in paths:
-        try:
-            snap[path] = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            snap[path] = None
-    return snap
-
-
-def restore_snapshot(snap: dict[Path, str | None]) -> None:
-    for path, text in snap.items():
-        if text is None:
-            path.unlink(missing_ok=True)
-        else:
-            atomic_write(path, text)
-
-
-def write_files(contents: dict[Path, str]) -> None:
-    """Replace several files together: stage every temp file first, then rename them all.
-
-    Staging is where disks fill up and permissions fail, so a failure there changes nothing.
-    If a rename fails half-way, the files already renamed get their old content back.
-    """
-    before = snapshot(contents)
-    staged: dict[Path, Path] = {}
-    try:
-        for path, text in contents.items():
-            staged[path] = _stage(path, text)
-    except BaseException:
-        for tmp in staged.values():
-            tmp.unlink(missing_ok=True)
-        raise
-    done: list[Path] = []
-    try:
-        for path, tmp in staged.items():
-            os.replace(tmp, path)
-            done.append(path)
-    except BaseException:
-        for tmp in staged.values():
-            tmp.unlink(missing_ok=True)
-        restore_snapshot({path: before[path] for path in done})
-        raise
-    for folder in {path.parent for path in contents}:
-        _sync_dir(folder)
-
-
-# --------------------------------------------------------------------------------------
 # Saving with revisions and conflict detection
 # --------------------------------------------------------------------------------------
 
@@ -314,12 +230,40 @@ def _record_drift(key: str, current: str) -> None:
         )
 
 
-def _store(key: str, text: str, owner: Owner) -> None:
-    path = card_path(key)
-    if path is None:
+def _store(key: str, text: str, owner: Owner, revision: CardRevision) -> list:
+    """Put the card's new text in place (inside the save's transaction); its journal entries."""
+    if card_path(key) is None:
         Scratchpad.objects.update_or_create(owner=owner, defaults={"content": text})
-    else:
-        atomic_write(path, text)
+        return []
+    return _write_cards({key: (text, revision)})
+
+
+def _write_cards(contents: dict[str, tuple[str, CardRevision]]) -> list:
+    """Rename new card files into place, each journaled first (curator/card_journal.py).
+
+    Runs inside the transaction that writes the revisions, so writers queued behind it read
+    these files; the journal entries go once that transaction has committed. A kill -9 before
+    the commit leaves entries that the next start uses to put the old files back.
+    """
+    entries = []
+    try:
+        for key, (text, revision) in contents.items():
+            path = card_path(key)
+            before = snapshot([path])[path]
+            entries.append(card_journal.begin(key, path, revision.pk, before, text))
+        write_files(
+            {e.target: contents[e.card][0] for e in entries}, {e.target: e.staged for e in entries}
+        )
+    except BaseException:
+        _forget(entries)  # nothing was renamed (write_files put back what it had)
+        raise
+    transaction.on_commit(lambda: _forget(entries), robust=True)
+    return entries
+
+
+def _forget(entries: list) -> None:
+    for entry in entries:
+        entry.forget()
 
 
 @contextmanager
@@ -350,22 +294,28 @@ def save(
 
     `base` is the text the editor started from: if the card changed since then (and the
     new content is not already what is there) this raises CardConflict and writes nothing.
-    The file is written inside the transaction and put back if the commit fails, so the
-    card and its revision never disagree.
+    The file is renamed into place inside the transaction, put back if the commit fails,
+    and journaled so a kill -9 before the commit is undone at the next start: the card and
+    its revision never disagree.
     """
     owner = owner or Owner.default()
     content = normalise(content)
-    with rollback_files([key]), transaction.atomic():
-        current = normalise(read(key, owner))
-        if content == current:
-            return None
-        if base is not None and normalise(base) != current:
-            raise CardConflict(key, mine=content, theirs=current, base=normalise(base))
-        _record_drift(key, current)
-        revision = CardRevision.objects.create(
-            card=key, content=content, author=author, note=note[:200]
-        )
-        _store(key, content, owner)
+    entries = []
+    try:
+        with rollback_files([key]), transaction.atomic():
+            current = normalise(read(key, owner))
+            if content == current:
+                return None
+            if base is not None and normalise(base) != current:
+                raise CardConflict(key, mine=content, theirs=current, base=normalise(base))
+            _record_drift(key, current)
+            revision = CardRevision.objects.create(
+                card=key, content=content, author=author, note=note[:200]
+            )
+            entries = _store(key, content, owner, revision)
+    except BaseException:
+        _forget(entries)  # rolled back and the file put back: nothing left to undo
+        raise
     return revision
 
 
@@ -383,16 +333,15 @@ def save_many(
         for key, content in contents.items():
             content = normalise(content)
             _record_drift(key, read(key, owner))
-            revisions.append(
-                CardRevision.objects.create(
-                    card=key, content=content, author=author, note=note[:200]
-                )
+            revision = CardRevision.objects.create(
+                card=key, content=content, author=author, note=note[:200]
             )
-            if (path := card_path(key)) is None:
-                _store(key, content, owner)
+            revisions.append(revision)
+            if card_path(key) is None:
+                _store(key, content, owner, revision)
             else:
-                files[path] = content
-        write_files(files)
+                files[key] = (content, revision)
+        _write_cards(files)
     return revisions
 
 
@@ -636,6 +585,9 @@ def generated_fact_ids(text: str) -> list[int]:
 _md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable(
     ["table", "strikethrough"]
 )
+# A card's links follow the rule for every stored URL (http, https, mailto, or within the
+# site); any other link is left as its Markdown text.
+_md.validateLink = is_safe_markdown_link
 # Private-use characters survive markdown-it untouched and cannot be typed by accident.
 _REF_OPEN, _REF_CLOSE = "\ue000", "\ue001"
 _REF_TOKEN = re.compile(f"{_REF_OPEN}([0-9,]+){_REF_CLOSE}")

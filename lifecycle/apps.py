@@ -16,8 +16,12 @@ class LifecycleConfig(AppConfig):
     verbose_name = _("Lifecycle")
 
     def ready(self):
-        from lifecycle import receivers  # needs the models loaded, as every ready() import
+        from django.db.backends.signals import connection_created
+
+        from lifecycle import receivers, recovery  # need the models loaded
 
         receivers.connect()
+        # Not here directly: no queries while apps load. The first connection is soon enough.
+        connection_created.connect(recovery.on_connection_created, dispatch_uid="recovery")
         for name in ("huey", "huey.consumer.Scheduler"):
             logging.getLogger(name).addFilter(_QuietHeartbeat())

@@ -41,6 +41,7 @@ from curator.models import (
     Scratchpad,
     Session,
 )
+from memsite.core.db.snapshot import read_snapshot
 from retrieval.models import RegressionCheck
 
 FORMAT = "memory-curator-archive"
@@ -239,23 +240,34 @@ class ExportResult:
 
 
 def export(target: str | Path | IO[bytes]) -> ExportResult:
-    """Write the archive to a path or a writable binary file; the manifest goes in last."""
+    """Write the archive to a path or a writable binary file; the manifest goes in last.
+
+    Everything is read in one snapshot (memsite/db/snapshot.py), so an export taken while
+    agents write is still one consistent state that imports: no turn without its session,
+    and card files as they were at that moment (opened then; a later save renames a new
+    file in and leaves the opened one as it was).
+    """
     counts: dict[str, int] = {}
     missing: list[str] = []
-    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as zf:
-        for kind in KINDS:
-            counts[kind.name] = _write_rows(zf, kind)
-        counts[CARD_FILES] = _write_memory_files(zf)
-        counts[ATTACHMENT_FILES] = _write_attachment_files(zf, missing)
-        manifest = {
-            "missing_files": missing,
-            "format": FORMAT,
-            "format_version": FORMAT_VERSION,
-            "app_version": app_version(),
-            "created_at": timezone.now().astimezone(UTC).isoformat(),
-            "counts": counts,
-        }
-        zf.writestr("manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False))
+    with read_snapshot(_open_memory_files) as memory:
+        try:
+            with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+                for kind in KINDS:
+                    counts[kind.name] = _write_rows(zf, kind)
+                counts[CARD_FILES] = _write_memory_files(zf, memory)
+                counts[ATTACHMENT_FILES] = _write_attachment_files(zf, missing)
+                manifest = {
+                    "missing_files": missing,
+                    "format": FORMAT,
+                    "format_version": FORMAT_VERSION,
+                    "app_version": app_version(),
+                    "created_at": timezone.now().astimezone(UTC).isoformat(),
+                    "counts": counts,
+                }
+                zf.writestr("manifest.json", json.dumps(manifest, indent=2, ensure_ascii=False))
+        finally:
+            for _rel, handle in memory:
+                handle.close()
     return ExportResult(counts, missing)
 
 
@@ -268,13 +280,27 @@ def _write_rows(zf: zipfile.ZipFile, kind: Kind) -> int:
     return n
 
 
-def _write_memory_files(zf: zipfile.ZipFile) -> int:
+def _open_memory_files() -> list[tuple[str, IO[bytes]]]:
+    """Every file under MEMORY_DIR, opened now: at the snapshot's moment (see export)."""
     root = Path(settings.MEMORY_DIR)
-    files = memory_files()
-    for path in files:
-        with path.open("rb") as source:
-            _add_file(zf, source, MEMORY_PREFIX + path.relative_to(root).as_posix())
-    return len(files)
+    opened = []
+    try:
+        for path in memory_files():
+            try:
+                opened.append((path.relative_to(root).as_posix(), path.open("rb")))
+            except FileNotFoundError:
+                continue  # removed between the listing and the open (an outside edit)
+    except BaseException:
+        for _rel, handle in opened:
+            handle.close()
+        raise
+    return opened
+
+
+def _write_memory_files(zf: zipfile.ZipFile, memory: list[tuple[str, IO[bytes]]]) -> int:
+    for rel, handle in memory:
+        _add_file(zf, handle, MEMORY_PREFIX + rel)
+    return len(memory)
 
 
 def _write_attachment_files(zf: zipfile.ZipFile, missing: list[str]) -> int:

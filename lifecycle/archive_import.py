@@ -2,7 +2,8 @@
 
 Nothing is written before the whole archive has been read and checked (zip integrity,
 manifest and format version, every JSON line, counts, references, files). Rows are written
-in one transaction; files are copied inside it and removed again if anything fails.
+in one transaction; files are staged before it and moved into place only once it has
+committed (lifecycle/staging.py), so an import cut short leaves no file without its rows.
 
 Two modes:
 - restore: the install holds no memory yet (a blank owner row at most). Every row keeps
@@ -16,6 +17,7 @@ Two modes:
 from __future__ import annotations
 
 import json
+import os
 import uuid
 import zipfile
 import zlib
@@ -25,7 +27,6 @@ from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import models, transaction
 from django.utils.translation import gettext as _
@@ -44,8 +45,9 @@ from curator.models import (
     Scratchpad,
     Session,
 )
-from lifecycle import archive
+from lifecycle import archive, staging
 from lifecycle.archive import ATTACHMENT_PREFIX, KINDS, MEMORY_PREFIX, Kind
+from memsite.core.links import is_safe_link
 from retrieval import indexing
 from retrieval.models import RegressionCheck
 
@@ -189,6 +191,8 @@ def _values(kind: Kind, record: dict, name: str, number: int) -> dict[str, Any]:
             value = f.to_python(record[f.attname])
             if value is None and not f.null and not isinstance(f, models.AutoField):
                 raise ValidationError("null")
+            if isinstance(f, models.URLField) and value:
+                _check_url(f, value)
         except (ValidationError, TypeError, ValueError):
             raise ArchiveError(
                 _("%(name)s line %(n)s: the value of %(field)s is invalid.")
@@ -203,6 +207,13 @@ def _values(kind: Kind, record: dict, name: str, number: int) -> dict[str, Any]:
                 % {"name": name, "n": number, "field": m2m}
             )
     return values
+
+
+def _check_url(f: models.URLField, value: str) -> None:
+    """An archive is not trusted: a URL must be what the field accepts (or a mailto link),
+    never javascript: or data: (pages show those as text anyway, see memsite/links.py)."""
+    if not is_safe_link(value):
+        f.run_validators(value)
 
 
 def _check_references(found: Archive) -> None:
@@ -378,14 +389,16 @@ class Report:
 
 
 class _Apply:
-    """One import run: the id map, the files written so far, the events recorded."""
+    """One import run: the id map, the files it stages, the events recorded."""
 
-    def __init__(self, found: Archive, the_plan: Plan, import_id: str):
+    def __init__(self, found: Archive, the_plan: Plan, import_id: str, files: staging.Staging):
         self.found, self.plan, self.import_id = found, the_plan, import_id
+        self.staging = files
         self.restore = the_plan.mode == RESTORE
         self.ids: dict[str, dict[int, int]] = {k.name: {} for k in KINDS}
         self.created: dict[str, list[tuple[Decision, models.Model]]] = {}
-        self.written: list[Path] = []
+        self.staged_memory: dict[str, str] = {}  # memory file -> its path in the staging folder
+        self.staged_attachments: dict[str, str] = {}  # archived file name -> the same
         self.events = 0
 
     # rows -----------------------------------------------------------------------------
@@ -526,11 +539,32 @@ class _Apply:
 
     # files ----------------------------------------------------------------------------
 
+    def stage(self, zf: zipfile.ZipFile) -> None:
+        """Before the transaction: copy out every file the import adds (staging.py)."""
+        self.staged_memory = {
+            rel: self._stage(zf, MEMORY_PREFIX + rel, staging.MEMORY, rel)
+            for rel, status in self.plan.files.items()
+            if status == NEW
+        }
+        names = {
+            d.record.get("file") for d in self.plan.decisions["attachments"] if d.status == NEW
+        }
+        self.staged_attachments = {
+            name: self._stage(zf, ATTACHMENT_PREFIX + name, staging.ATTACHMENTS, name)
+            for name in sorted(n for n in names if n in self.found.attachment_files)
+        }
+
+    def _stage(self, zf: zipfile.ZipFile, member: str, area: str, name: str) -> str:
+        with zf.open(member) as source:
+            return self.staging.stage(source, area, name)
+
     def files(self, zf: zipfile.ZipFile) -> None:
-        root = Path(settings.MEMORY_DIR)
+        """Inside the transaction: plan the moves, record the conflicting files."""
         for rel, status in self.plan.files.items():
             if status == NEW:
-                self._copy(zf, MEMORY_PREFIX + rel, root / rel)
+                self.staging.moves.append(
+                    staging.Move(staging.MEMORY, rel, self.staged_memory[rel])
+                )
             elif status == CONFLICT:
                 text = zf.read(MEMORY_PREFIX + rel).decode("utf-8", errors="replace")
                 MemoryEvent.objects.create(
@@ -541,44 +575,57 @@ class _Apply:
                     payload={**self._event_payload("file", None, text), "path": rel},
                 )
                 self.events += 1
+        rows_by_name: dict[str, list[int]] = {}
         for decision, obj in self.created["attachments"]:
             name = decision.record.get("file") or ""
-            if name in self.found.attachment_files:
-                self._attachment_file(zf, name, obj)
+            if name in self.staged_attachments:
+                rows_by_name.setdefault(name, []).append(obj.pk)
             elif name:
                 Attachment.objects.filter(pk=obj.pk).update(file="")  # lost before the export
+        for name, pks in rows_by_name.items():  # two rows may share one stored file
+            self._attachment_file(name, pks)
 
-    def _copy(self, zf: zipfile.ZipFile, member: str, target: Path) -> None:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with zf.open(member) as source, target.open("xb") as out:
-            self.written.append(target)
-            while chunk := source.read(1024 * 1024):
-                out.write(chunk)
-
-    def _attachment_file(self, zf: zipfile.ZipFile, name: str, obj: Attachment) -> None:
+    def _attachment_file(self, name: str, pks: list[int]) -> None:
         """Stored under its old name when free (a restore), else the storage picks one."""
-        with zf.open(ATTACHMENT_PREFIX + name) as source:
-            stored = default_storage.save(name, File(source, name=name))
-        self.written.append(Path(default_storage.path(stored)))
-        if stored != name:
-            Attachment.objects.filter(pk=obj.pk).update(file=stored)
+        final = self._free_name(name)
+        move = staging.Move(staging.ATTACHMENTS, final, self.staged_attachments[name], pks)
+        self.staging.moves.append(move)
+        if final != name:
+            Attachment.objects.filter(pk__in=pks).update(file=final)
 
-    def cleanup(self) -> None:
-        for path in self.written:
-            path.unlink(missing_ok=True)
+    def _free_name(self, name: str) -> str:
+        """A name no stored file and no other file of this import has."""
+        max_length = Attachment._meta.get_field("file").max_length
+        taken = self.staging.planned(staging.ATTACHMENTS)
+        candidate = default_storage.get_available_name(name, max_length=max_length)
+        while candidate in taken:
+            root, ext = os.path.splitext(name)
+            alternative = default_storage.get_alternative_name(root, ext)
+            candidate = default_storage.get_available_name(alternative, max_length=max_length)
+        return candidate
 
 
 def apply(found: Archive, the_plan: Plan | None = None, *, reindex: bool = True) -> Report:
-    """Import the checked archive as planned (a fresh plan when none is given)."""
+    """Import the checked archive as planned (a fresh plan when none is given).
+
+    Files are staged first and moved into place only after the commit (lifecycle/staging.py):
+    a failure, or a kill -9, never leaves a file without its rows, nor rows without files.
+    """
+    staging.recover()  # what an interrupted import left goes (or is finished) first
     the_plan = the_plan or plan(found)
-    run = _Apply(found, the_plan, uuid.uuid4().hex[:12])
+    run = _Apply(found, the_plan, uuid.uuid4().hex[:12], staging.Staging())
     try:
-        with transaction.atomic(), zipfile.ZipFile(found.path) as zf:
-            run.rows()
-            run.files(zf)
+        with zipfile.ZipFile(found.path) as zf:
+            run.stage(zf)
+            # durable: the files are moved in right after this block, so it must really commit
+            with transaction.atomic(durable=True):
+                run.rows()
+                run.files(zf)
+                run.staging.commit_marker()
     except BaseException:
-        run.cleanup()  # the rows rolled back; the files must go too
+        run.staging.close()  # the rows rolled back; the staged files go with them
         raise
+    run.staging.publish()
     report = Report(the_plan.mode, run.import_id, the_plan.counts(), run.events)
     if reindex:
         _reindex(report)

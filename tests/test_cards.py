@@ -46,7 +46,7 @@ def test_a_failed_rename_keeps_the_old_file_and_no_revision(db, memory_dir, monk
     def broken(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(cards.os, "replace", broken)
+    monkeypatch.setattr(os, "replace", broken)
     with pytest.raises(OSError):
         cards.save("user", "new\n", CardAuthor.PERSON)
     assert cards.read("user") == "old\n"
@@ -67,10 +67,10 @@ def test_write_files_puts_back_the_first_file_when_the_second_rename_fails(tmp_p
             raise OSError("boom")
         real(src, dst)
 
-    monkeypatch.setattr(cards.os, "replace", second_fails)
+    monkeypatch.setattr(os, "replace", second_fails)
     with pytest.raises(OSError):
         cards.write_files({one: "one new", two: "two new"})
-    monkeypatch.setattr(cards.os, "replace", real)
+    monkeypatch.setattr(os, "replace", real)
     assert one.read_text() == "one old" and two.read_text() == "two old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["one.md", "two.md"]
 

@@ -88,9 +88,7 @@ def test_over_budget_cuts_evidence_then_old_turns_never_cards(owner, cards):
     for n in range(12):
         turn(s, f"第 {n} 轮：" + "讨论 orchard " * 30)
     budgets = Budgets(max_tokens=900, cards=600, turns=2000, evidence=900, reserve=300)
-    result = assemble(
-        "还记得 orchard 吗", owner=owner, session_id=s, budgets=budgets, record=False
-    )
+    result = assemble("还记得 orchard 吗", owner=owner, session_id=s, budgets=budgets, record=False)
     assert section(result, "evidence").items == [] and section(result, "evidence").dropped
     turns = section(result, "turns")
     assert turns.dropped and turns.items[-1]["turn_index"] == 11  # the newest stayed

@@ -125,10 +125,10 @@ def test_a_failure_mid_write_leaves_old_files_and_no_facts(owner, memory_dir, mo
             raise OSError(28, "No space left on device")
         real(src, dst)
 
-    monkeypatch.setattr(cards.os, "replace", second_rename_fails)
+    monkeypatch.setattr(os, "replace", second_rename_fails)
     with pytest.raises(OSError):
         onboarding.submit(ANSWERS, owner=owner)
-    monkeypatch.setattr(cards.os, "replace", real)
+    monkeypatch.setattr(os, "replace", real)
     assert cards.read("persona") == "# old persona\n" and cards.read("user") == "# old user\n"
     assert not Fact.objects.filter(source=Source.ONBOARDING).exists()
     assert not MemoryEvent.objects.exists()

@@ -1,7 +1,9 @@
 """First run (create the owner account), login and logout.
 
 The first-run page exists only while no user exists: afterwards it redirects to login,
-so nobody can create a second account through it.
+so nobody can create a second account through it. The check is made again inside the
+transaction that creates the account, under the database's write lock, so concurrent
+first-run submissions create exactly one account.
 """
 
 from django import forms
@@ -51,6 +53,9 @@ def setup(request: HttpRequest) -> HttpResponse:
     form = SetupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         user = _create_owner_account(form.cleaned_data)
+        if user is None:  # another first-run submission created the account first
+            messages.info(request, _("The owner account already exists; log in with it."))
+            return redirect("login")
         login(request, user)
         messages.success(request, _("Welcome! Your account is ready."))
         return redirect("home")
@@ -59,6 +64,14 @@ def setup(request: HttpRequest) -> HttpResponse:
 
 @transaction.atomic
 def _create_owner_account(data: dict):
+    """The new superuser, or None when one already exists.
+
+    The database runs transactions as BEGIN IMMEDIATE (memsite/db), so this block holds the
+    write lock before it reads: the check and the create are one step, and a submission that
+    passed the page's first check while another was creating the account stops here.
+    """
+    if not needs_setup():
+        return None
     user = get_user_model().objects.create_superuser(data["username"], "", data["password1"])
     owner = Owner.default()
     if data.get("display_name") and not owner.display_name:

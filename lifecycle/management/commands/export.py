@@ -8,7 +8,8 @@ from lifecycle import archive
 class Command(BaseCommand):
     help = (
         "Write every memory row (no API tokens, no accounts), the Markdown cards and the "
-        "attachment files into one zip archive that `manage.py import` reads."
+        "attachment files into one zip archive that `manage.py import` reads. Safe while "
+        "the server runs: everything is read in one consistent snapshot."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
