@@ -109,9 +109,12 @@ def on_api_error(request, exc: ApiError):
 
 
 def _field_name(loc) -> str:
-    """("body", "payload", "content") -> "content"; ("query", "limit") -> "limit"."""
+    """("body", "payload", "content") -> "content"; ("query", "limit") -> "limit";
+    ("body", "payload") -> "body" (the body as a whole, e.g. a list where an object belongs)."""
     parts = [str(p) for p in loc]
     source, rest = parts[0] if parts else "", parts[1:]
+    if source == "body" and len(rest) == 1:
+        rest = []
     if source in ("body", "form", "file") and len(rest) > 1:
         rest = rest[1:]  # the handler's parameter name says nothing to the client
     return ".".join(rest) or source or "body"

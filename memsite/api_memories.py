@@ -32,6 +32,7 @@ from memsite.api_common import (
     owner,
 )
 from memsite.api_errors import ApiError
+from memsite.api_types import BodyIn, Moment, RangeStart
 
 router = Router()
 AGENT = Actor.AGENT
@@ -144,7 +145,7 @@ def outcome_dict(result: wp.Result) -> dict:
 # -- propose and list --------------------------------------------------------------------------
 
 
-class MemoryIn(Schema):
+class MemoryIn(BodyIn):
     content: str = Field(min_length=1, max_length=wp.MAX_CONTENT)
     subject: str = Field("", max_length=wp.MAX_LABEL)
     predicate: str = Field("", max_length=wp.MAX_LABEL)
@@ -192,7 +193,7 @@ class MemoryFilters(Schema):
     scope: ScopeName | None = None
     tag: str | None = Field(None, max_length=wp.MAX_TAG)
     q: str = Field("", max_length=500, description="Words that must all appear (literal).")
-    updated_after: datetime | None = None
+    updated_after: RangeStart = None
     limit: int = Field(50, ge=1, le=MAX_PAGE)
     offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
@@ -253,7 +254,7 @@ def get_memory(request, fact_id: Id):
     return fact_dict(_fact(fact_id))
 
 
-class MemoryPatch(Schema):
+class MemoryPatch(BodyIn):
     content: str | None = Field(None, max_length=wp.MAX_CONTENT)
     subject: str | None = Field(None, max_length=wp.MAX_LABEL)
     predicate: str | None = Field(None, max_length=wp.MAX_LABEL)
@@ -262,9 +263,9 @@ class MemoryPatch(Schema):
     confidence: float | None = Field(None, ge=0, le=1)
     importance: float | None = Field(None, ge=0, le=1)
     priority: PriorityName | None = None
-    expires_at: datetime | None = None
+    expires_at: Moment = Field(None, description="Without an offset: the server's time zone.")
     tags: list[str] | None = Field(None, max_length=wp.MAX_TAGS)
-    expected_updated_at: datetime | None = Field(
+    expected_updated_at: Moment = Field(
         None, description="The updated_at you read; 409 stale_edit if it changed since."
     )
 
@@ -384,7 +385,7 @@ def list_pending(request, filters: Query[PendingFilters]):
     return {"items": [pending_dict(i) for i in page], "count": items.count()}
 
 
-class PendingEdits(Schema):
+class PendingEdits(BodyIn):
     content: str | None = Field(None, min_length=1, max_length=wp.MAX_CONTENT)
     subject: str | None = Field(None, max_length=wp.MAX_LABEL)
     predicate: str | None = Field(None, max_length=wp.MAX_LABEL)
@@ -394,12 +395,12 @@ class PendingEdits(Schema):
     tags: list[str] | None = Field(None, max_length=wp.MAX_TAGS)
 
 
-class ConfirmIn(Schema):
+class ConfirmIn(BodyIn):
     edits: PendingEdits | None = Field(None, description="Corrections the person made.")
 
 
-class LaterIn(Schema):
-    until: datetime | None = None
+class LaterIn(BodyIn):
+    until: Moment = None
     hours: float | None = Field(None, gt=0, le=24 * 365)
 
 
@@ -463,13 +464,6 @@ def later(request, item_id: Id, payload: LaterIn | None = None):
     payload = payload or LaterIn()
     if payload.until and payload.hours:
         raise ApiError(422, "invalid", _("Give until or hours, not both."), {"hours": "conflict"})
-    if payload.until:
-        until = (
-            payload.until
-            if timezone.is_aware(payload.until)
-            else timezone.make_aware(payload.until)
-        )
-    else:
-        until = timezone.now() + timedelta(hours=payload.hours or 24)
+    until = payload.until or timezone.now() + timedelta(hours=payload.hours or 24)
     item = _pending_call(item_id, lambda: wp.snooze_pending(item_id, until, actor=AGENT))
     return {"pending": pending_dict(item)}

@@ -9,6 +9,7 @@ from curator import compiler, onboarding
 from curator.models import Actor
 from memsite.api_common import AUTH_ERRORS, WRITE, WRITE_ERRORS, ErrorOut, owner
 from memsite.api_errors import ApiError
+from memsite.api_types import BodyIn
 
 router = Router(tags=["profile"])
 
@@ -49,7 +50,7 @@ class OnboardingOut(Schema):
     answers: dict[str, str]
 
 
-class OnboardingIn(Schema):
+class OnboardingIn(BodyIn):
     answers: dict[str, str | None] = Field(description="Question key -> answer.")
     operation_id: str | None = Field(None, max_length=200, description="Makes a retry safe.")
 
