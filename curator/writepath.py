@@ -20,9 +20,11 @@ Routing of a proposed candidate (seed 000 sections 6-8, seed 003 4.1, seed 004):
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -166,6 +168,23 @@ class AlreadyResolved(WritePathError):
     code = "already_resolved"
 
 
+class OperationConflict(WritePathError):
+    """An operation id reused for a different request: replaying the first outcome would
+    silently drop the new content (turns answer the same way: 409)."""
+
+    code = "operation_conflict"
+
+    def __init__(self, operation_id: str):
+        super().__init__(
+            _(
+                "Operation id “%(id)s” was already used for a different memory; "
+                "use a new operation id for new content."
+            )
+            % {"id": operation_id},
+            field="operation_id",
+        )
+
+
 class MootPending(WritePathError):
     """The fact a pending item is about changed meanwhile; applying it would be silent."""
 
@@ -227,6 +246,7 @@ class Work:
         self.owner, self.actor, self.job_run, self.batch = owner, actor, job_run, batch
         self.changes: list[dict] = []
         self.fact_ids: set[int] = set()
+        self.request = ""  # the fingerprint of what an operation id was first used for
 
     def fact(self, fact: Fact, before: dict | None) -> None:
         """Record a saved fact against its snapshot from before the change (None = new)."""
@@ -257,11 +277,14 @@ class Work:
             job_run=self.job_run,
             batch=self.batch,
             reverts=payload.pop("reverts", None),
-            payload={**payload, "changes": self.changes},
+            payload={**payload, "changes": self.changes, **self._request(operation_id)},
         )
         for fact_id in self.fact_ids:
             indexing.schedule("fact", fact_id)
         return event
+
+    def _request(self, operation_id) -> dict:
+        return {"request": self.request} if operation_id and self.request else {}
 
 
 def record_edit(
@@ -522,28 +545,44 @@ def propose(
     operation_id: str | None = None,
     job_run: str = "",
     batch: str = "",
+    same_request: bool = False,
 ) -> Result:
-    """Route one candidate memory; safe inside an outer transaction.atomic()."""
-    if operation_id and (done := replay(operation_id)):
+    """Route one candidate memory; safe inside an outer transaction.atomic().
+
+    A seen operation_id replays its first outcome. With `same_request` (the API), it must
+    also come with the same candidate, else OperationConflict; jobs leave it off, because a
+    re-run may word a candidate differently and must still write it only once."""
+    request = request_fingerprint(candidate) if operation_id else ""
+    check = request if same_request else ""
+    if operation_id and (done := replay(operation_id, check)):
         return done
     _check_actor(actor)
     owner = owner or Owner.default()
     clean = clean_candidate(candidate, owner)
     work = Work(owner, actor, job_run=job_run, batch=batch)
+    work.request = request
     try:
         with transaction.atomic():
             # Checked again under the write lock: a concurrent twin may have committed.
-            if operation_id and (done := replay(operation_id)):
+            if operation_id and (done := replay(operation_id, check)):
                 return done
             return _route(clean, work, operation_id)
     except IntegrityError:
-        if operation_id and (done := replay(operation_id)):
+        if operation_id and (done := replay(operation_id, check)):
             return done
         raise
 
 
-def replay(operation_id: str) -> Result | None:
-    """The first outcome of an operation id, or None if it was never seen."""
+def request_fingerprint(candidate: Candidate) -> str:
+    """A short hash of everything the caller asked for (every field of the candidate)."""
+    data = json.dumps(asdict(candidate), sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(data.encode()).hexdigest()[:32]
+
+
+def replay(operation_id: str, request: str = "") -> Result | None:
+    """The first outcome of an operation id, or None if it was never seen. Given the
+    request's fingerprint, a different recorded one raises OperationConflict (events from
+    before fingerprints were kept cannot tell, and replay)."""
     event = (
         MemoryEvent.objects.filter(operation_id=operation_id)
         .select_related("fact", "pending")
@@ -551,6 +590,8 @@ def replay(operation_id: str) -> Result | None:
     )
     if event is None:
         return None
+    if request and event.payload.get("request", request) != request:
+        raise OperationConflict(operation_id)
     outcome = event.payload.get("outcome", WRITTEN)
     fact = event.fact if outcome in (WRITTEN, BOOSTED, SUPERSEDED, DELETED) else None
     return Result(outcome, fact, event.pending, event, replayed=True)

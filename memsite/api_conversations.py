@@ -15,6 +15,7 @@ from curator.writepath import WritePathError
 from memsite import conversations as conv
 from memsite.api_common import (
     AUTH_ERRORS,
+    BODY_ERRORS,
     MAX_OFFSET,
     MAX_PAGE,
     WRITE,
@@ -75,7 +76,7 @@ class TurnOut(Schema):
 @router.post(
     "/turns",
     auth=WRITE,
-    response={201: TurnOut, 200: TurnOut, 409: ErrorOut, **WRITE_ERRORS},
+    response={201: TurnOut, 200: TurnOut, 409: ErrorOut, **WRITE_ERRORS, **BODY_ERRORS},
     summary="Record one conversation turn (retry-safe)",
     tags=["conversations"],
 )
@@ -298,7 +299,7 @@ def attachment_dict(att: Attachment) -> dict:
 @router.post(
     "/attachments",
     auth=WRITE,
-    response={201: AttachmentOut, 415: ErrorOut, **WRITE_ERRORS},
+    response={201: AttachmentOut, 415: ErrorOut, **WRITE_ERRORS, **BODY_ERRORS},
     summary="Record a file the person and the agent exchanged (multipart)",
     tags=["attachments"],
 )

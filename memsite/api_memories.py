@@ -22,6 +22,7 @@ from curator.models import (
 )
 from memsite.api_common import (
     AUTH_ERRORS,
+    BODY_ERRORS,
     MAX_OFFSET,
     MAX_PAGE,
     WRITE,
@@ -158,21 +159,25 @@ class MemoryIn(BodyIn):
     tags: list[str] = Field(default_factory=list, max_length=wp.MAX_TAGS)
     source_turn_id: int | None = Field(None, ge=1, le=2**63 - 1)
     operation_id: str | None = Field(
-        None, min_length=1, max_length=200, description="Idempotency key: a retry replays."
+        None,
+        min_length=1,
+        max_length=200,
+        description="Idempotency key: a retry replays; other content under it is a 409.",
     )
 
 
 @router.post(
     "/memories",
     auth=WRITE,
-    response={201: OutcomeOut, 200: OutcomeOut, 409: ErrorOut, **WRITE_ERRORS},
+    response={201: OutcomeOut, 200: OutcomeOut, 409: ErrorOut, **WRITE_ERRORS, **BODY_ERRORS},
     summary="Propose a memory through the write path (retry-safe with operation_id)",
     tags=["memories"],
 )
 def propose(request, payload: MemoryIn):
     """Routed by confidence: written, pending (for the person), boosted (a repeat),
     superseded (a new value for the same subject + predicate) or dropped. The same
-    operation_id again answers 200 with the first outcome and writes nothing."""
+    operation_id with the same memory again answers 200 with the first outcome and writes
+    nothing; with different content, 409 operation_conflict."""
     data = payload.dict()
     if data["priority"] and data["duration"]:
         raise ApiError(
@@ -181,7 +186,9 @@ def propose(request, payload: MemoryIn):
     operation_id = data.pop("operation_id")
     candidate = wp.Candidate(**data, source="api")
     try:
-        result = wp.propose(candidate, actor=AGENT, owner=owner(), operation_id=operation_id)
+        result = wp.propose(
+            candidate, actor=AGENT, owner=owner(), operation_id=operation_id, same_request=True
+        )
     except wp.WritePathError as exc:
         raise write_error(exc) from None
     return Status(200 if result.replayed else 201, outcome_dict(result))
@@ -273,7 +280,7 @@ class MemoryPatch(BodyIn):
 @router.patch(
     "/memories/{fact_id}",
     auth=WRITE,
-    response={200: FactOut, 404: ErrorOut, 409: ErrorOut, **WRITE_ERRORS},
+    response={200: FactOut, 404: ErrorOut, 409: ErrorOut, **WRITE_ERRORS, **BODY_ERRORS},
     summary="Edit a memory (optimistic concurrency with expected_updated_at)",
     tags=["memories"],
 )
@@ -420,12 +427,13 @@ def _pending_call(item_id: int, action):
 
 
 PENDING_RESPONSES = {200: PendingActionOut, 404: ErrorOut, 409: ErrorOut, **WRITE_ERRORS}
+PENDING_BODY_RESPONSES = {**PENDING_RESPONSES, **BODY_ERRORS}
 
 
 @router.post(
     "/pending/{item_id}/confirm",
     auth=WRITE,
-    response=PENDING_RESPONSES,
+    response=PENDING_BODY_RESPONSES,
     summary="Confirm: the candidate becomes a verified memory",
     tags=["pending"],
 )
@@ -456,7 +464,7 @@ def ignore(request, item_id: Id):
 @router.post(
     "/pending/{item_id}/later",
     auth=WRITE,
-    response=PENDING_RESPONSES,
+    response=PENDING_BODY_RESPONSES,
     summary="Later: ask again at `until`, or in `hours` (default 24 hours)",
     tags=["pending"],
 )

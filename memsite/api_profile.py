@@ -7,7 +7,7 @@ from ninja import Field, Router, Schema
 
 from curator import compiler, onboarding
 from curator.models import Actor
-from memsite.api_common import AUTH_ERRORS, WRITE, WRITE_ERRORS, ErrorOut, owner
+from memsite.api_common import AUTH_ERRORS, BODY_ERRORS, WRITE, WRITE_ERRORS, ErrorOut, owner
 from memsite.api_errors import ApiError
 from memsite.api_types import BodyIn
 
@@ -74,7 +74,7 @@ def onboarding_status(request):
 @router.post(
     "/onboarding",
     auth=WRITE,
-    response={200: SubmitOut, 409: ErrorOut, **WRITE_ERRORS},
+    response={200: SubmitOut, 409: ErrorOut, **WRITE_ERRORS, **BODY_ERRORS},
     summary="Submit the onboarding answers (all or nothing)",
 )
 def onboarding_submit(request, payload: OnboardingIn):

@@ -8,7 +8,7 @@ from ninja import Field, Router, Schema
 from pydantic import StrictBool
 
 from memsite import conversations as conv
-from memsite.api_common import AUTH_ERRORS, owner
+from memsite.api_common import AUTH_ERRORS, BODY_ERRORS, owner
 from memsite.api_errors import ApiError
 from memsite.api_types import BodyIn, RangeEnd, RangeStart
 from retrieval import context as contexts
@@ -76,7 +76,7 @@ class SearchOut(Schema):
 
 @router.post(
     "/search",
-    response={200: SearchOut, **AUTH_ERRORS},
+    response={200: SearchOut, **AUTH_ERRORS, **BODY_ERRORS},
     summary="Hybrid search over facts, episodes, turns and attachments",
 )
 def search(request, payload: SearchIn):
@@ -137,7 +137,7 @@ class ContextOut(Schema):
 
 @router.post(
     "/context",
-    response={200: ContextOut, **AUTH_ERRORS},
+    response={200: ContextOut, **AUTH_ERRORS, **BODY_ERRORS},
     summary="The injection context for a message: cards, recent turns, evidence",
 )
 def context(request, payload: ContextIn):
