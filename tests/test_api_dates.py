@@ -83,7 +83,13 @@ def test_a_turn_timestamp_past_the_calendar_is_a_422_naming_it(api, moment):
     body = assert_error(
         api.post(
             "/turns",
-            {"session_id": "s", "turn_index": 0, "role": "user", "content": "x", "timestamp": moment},
+            {
+                "session_id": "s",
+                "turn_index": 0,
+                "role": "user",
+                "content": "x",
+                "timestamp": moment,
+            },
         ),
         422,
         "invalid",
@@ -144,4 +150,3 @@ def test_context_still_filters_on_a_usable_date_beside_an_ignored_one(api):
     body = api.post("/context", {"query": "2026-03-01 and 9999-12-31?"}).json()
     assert body["time_filter"]["text"] == "2026-03-01"
     assert body["ignored_times"] == ["9999-12-31"]
-
