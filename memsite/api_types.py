@@ -53,16 +53,20 @@ def to_utc(value: datetime) -> datetime | None:
         return None
 
 
-def _is_late(value: datetime) -> bool:
-    """For a value that overflowed: past the end of the calendar (else before its start)."""
-    return value.year > 5000
+def _outside(value: datetime, utc: datetime | None) -> str | None:
+    """ "late" past the usable window, "early" before it, None inside it."""
+    if utc is None:  # the conversion overflowed, which happens only near year 1 or 9999
+        return "late" if value.year > 5000 else "early"
+    if utc > LATEST:
+        return "late"
+    return "early" if utc < EARLIEST else None
 
 
 def _moment(value: datetime | None) -> datetime | None:
     if value is None:
         return None
     utc = to_utc(value)
-    if utc is None or not EARLIEST <= utc <= LATEST:
+    if _outside(value, utc):
         raise PydanticCustomError(
             "datetime_range",
             _("The date must lie between %(start)s and %(end)s (UTC).")
@@ -72,19 +76,19 @@ def _moment(value: datetime | None) -> datetime | None:
 
 
 def _bound(open_end: str):
-    """A range bound: beyond the window on the open side = no bound, on the other = the edge."""
+    """A range bound: beyond the window on its open side = no bound, on the other = the edge
+    (a time_from after the end of the calendar matches nothing, as it should)."""
 
     def clamp(value: datetime | None) -> datetime | None:
         if value is None:
             return None
         utc = to_utc(value)
-        late = _is_late(value) if utc is None else utc > LATEST
-        early = not late if utc is None else utc < EARLIEST
-        if late:
-            return None if open_end == "late" else LATEST
-        if early:
-            return None if open_end == "early" else EARLIEST
-        return utc
+        side = _outside(value, utc)
+        if side is None:
+            return utc
+        if side == open_end:
+            return None
+        return LATEST if side == "late" else EARLIEST
 
     return clamp
 
@@ -108,4 +112,6 @@ class BodyIn(Schema):
         raw = value._obj if isinstance(value, DjangoGetter) else value
         if isinstance(raw, dict | Schema):
             return value
-        raise PydanticCustomError("object_type", _("The body must be a JSON object."))
+        raise PydanticCustomError(
+            "object_type", _("Send a JSON object here, not a list, text or a number.")
+        )

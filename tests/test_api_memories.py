@@ -248,3 +248,10 @@ def test_a_patch_body_that_is_not_an_object_is_a_422(api, body):
 def test_an_empty_patch_object_still_changes_nothing(api):
     fact_id = propose(api).json()["fact"]["id"]
     assert api.patch(f"/memories/{fact_id}", {}).status_code == 200
+
+
+def test_confirm_edits_that_are_not_an_object_are_a_422(api):
+    item = propose(api, confidence=0.7).json()["pending"]["id"]
+    body = assert_error(api.post(f"/pending/{item}/confirm", {"edits": [None]}), 422, "invalid")
+    assert set(body["fields"]) == {"edits"}
+    assert PendingItem.objects.get(pk=item).status == "pending"
