@@ -301,8 +301,10 @@ def safe_name(raw: str) -> str:
 
 
 def _extension(name: str, mime: str) -> str:
+    """The name's extension only when it implies the allowed type; otherwise the type's own
+    (x.php declared as image/png is stored as .png, never as .php)."""
     suffix = PurePosixPath(name).suffix.lower()
-    if re.fullmatch(r"\.[a-z0-9]{1,10}", suffix):
+    if re.fullmatch(r"\.[a-z0-9]{1,10}", suffix) and mimetypes.guess_type(f"f{suffix}")[0] == mime:
         return suffix
     return mimetypes.guess_extension(mime) or ".bin"
 

@@ -419,12 +419,14 @@ def submit(
     prefix = operation_id or f"onboarding:{draft.get('token') or uuid.uuid4().hex}"
     if owner.identity_confirmed:
         if MemoryEvent.objects.filter(operation_id__startswith=f"{prefix}:").exists():
+            if operation_id and _other_answers(draft, prefix, cleaned):
+                return SubmitResult(False, "operation_conflict", {"__all__": _conflict(prefix)})
             return SubmitResult(True, replayed=True)
         message = _("The onboarding is already confirmed; reset it in Settings to run it again.")
         return SubmitResult(False, "already_confirmed", {"__all__": message})
 
     try:
-        facts = _confirm(owner, cleaned, actor, prefix)
+        facts = _confirm(owner, cleaned, actor, prefix, same_request=bool(operation_id))
     except NotWritten as exc:
         return SubmitResult(False, "not_written", {"__all__": str(exc)})
     except WritePathError as exc:  # a refused candidate: nothing was written
@@ -432,7 +434,21 @@ def submit(
     return SubmitResult(True, facts=facts)
 
 
-def _confirm(owner: Owner, data: dict, actor: str, prefix: str) -> list[Fact]:
+def _other_answers(draft: dict, prefix: str, cleaned: dict) -> bool:
+    """The confirmed onboarding under this operation id had other answers than this retry."""
+    return draft.get("operation_id") == prefix and draft.get("submitted") != cleaned
+
+
+def _conflict(prefix: str) -> str:
+    return _(
+        "Operation id “%(id)s” was already used for other answers; "
+        "use a new operation id for new answers."
+    ) % {"id": prefix}
+
+
+def _confirm(
+    owner: Owner, data: dict, actor: str, prefix: str, same_request: bool = False
+) -> list[Fact]:
 
     with cards.rollback_files(["persona", "user"]), transaction.atomic():
         facts = []
@@ -449,7 +465,11 @@ def _confirm(owner: Owner, data: dict, actor: str, prefix: str) -> list[Fact]:
                 verified=True,
             )
             result = writepath.propose(
-                candidate, actor=actor, owner=owner, operation_id=f"{prefix}:{plan['key']}"
+                candidate,
+                actor=actor,
+                owner=owner,
+                operation_id=f"{prefix}:{plan['key']}",
+                same_request=same_request,
             )
             if result.fact is None:
                 raise NotWritten(

@@ -120,6 +120,7 @@ class ContextResult:
             "triggered": self.triggered,
             "triggers": [t.to_dict() for t in self.detection.triggers],
             "time_filter": self.detection.times[0].to_dict() if self.detection.times else None,
+            "ignored_times": list(self.detection.ignored_times),
             "degraded": self.degraded,
             "degraded_reason": self.degraded_reason or None,
         }

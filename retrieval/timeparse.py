@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 CN_DIGITS = {
     "零": 0,
@@ -66,6 +66,11 @@ EN_MONTHS = {
     "december": 12,
     "dec": 12,
 }
+
+
+# A day inside datetime's range: the widest UTC offsets (+-14 h) cannot push these out of it.
+FIRST_USABLE = datetime.min.replace(tzinfo=UTC) + timedelta(days=1)
+LAST_USABLE = datetime.max.replace(tzinfo=UTC) - timedelta(days=1)
 
 
 @dataclass(frozen=True)
@@ -354,14 +359,43 @@ def _en_in_month(m, now):
 
 def find_times(text: str, now: datetime) -> list[TimeRange]:
     """Every time expression in the text, in reading order (overlapping matches skipped)."""
-    found: list[tuple[int, int, TimeRange]] = []
+    return scan_times(text, now)[0]
+
+
+def scan_times(text: str, now: datetime) -> tuple[list[TimeRange], list[str]]:
+    """(ranges, ignored): the time expressions in reading order, and those naming a time that
+    cannot be used as a filter ("9999-12-31": its end, or the range in UTC, is past the last
+    date Python can hold). An ignored expression still claims its text, so "9999年12月31日"
+    is not read again as this year's "12月31日"."""
+    found: list[tuple[int, int, TimeRange | None]] = []
+    ignored: list[tuple[int, str]] = []
     for pattern, fn in RULES:
         for m in pattern.finditer(text or ""):
             if any(m.start() < end and start < m.end() for start, end, _ in found):
                 continue
-            if (value := fn(m, now)) is not None:
+            try:
+                value = _usable(fn(m, now))
+            except (OverflowError, ValueError):
+                found.append((m.start(), m.end(), None))
+                ignored.append((m.start(), m[0]))
+                continue
+            if value is not None:
                 found.append((m.start(), m.end(), value))
-    return [value for _, _, value in sorted(found, key=lambda item: item[0])]
+    ranges = [value for _, _, value in sorted(found, key=lambda item: item[0]) if value]
+    return ranges, [words for _, words in sorted(ignored)]
+
+
+def _usable(value: TimeRange | None) -> TimeRange | None:
+    """The range, if both ends can be converted to UTC (raises OverflowError otherwise).
+    Filters compare with stored UTC times; ends within a day of the calendar's edge would
+    overflow there or when shown in another time zone, so they count as unusable too."""
+    if value is None:
+        return None
+    for end in (value.start, value.end):
+        moment = end.astimezone(UTC) if end.tzinfo else end.replace(tzinfo=UTC)
+        if not FIRST_USABLE <= moment <= LAST_USABLE:
+            raise OverflowError(end)
+    return value
 
 
 def parse_time(text: str, now: datetime) -> TimeRange | None:

@@ -11,7 +11,7 @@ import re
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
-from retrieval.timeparse import TimeRange, find_times
+from retrieval.timeparse import TimeRange, scan_times
 
 PHRASES_ZH = (
     "还记得",
@@ -67,6 +67,8 @@ class Trigger:
 class Detection:
     triggers: tuple[Trigger, ...]
     times: tuple[TimeRange, ...]
+    # Time expressions that cannot be a filter ("9999-12-31"): not triggers, shown as ignored.
+    ignored_times: tuple[str, ...] = ()
 
     @property
     def triggered(self) -> bool:
@@ -77,6 +79,7 @@ class Detection:
             "triggered": self.triggered,
             "triggers": [t.to_dict() for t in self.triggers],
             "times": [t.to_dict() for t in self.times],
+            "ignored_times": list(self.ignored_times),
         }
 
 
@@ -84,7 +87,7 @@ def detect(text: str, now: datetime) -> Detection:
     text = text or ""
     found = [Trigger("phrase", p) for p in PHRASES_ZH if p in text]
     found += [Trigger("phrase", m[0]) for m in _EN.finditer(text)]
-    times = find_times(text, now)
+    times, ignored = scan_times(text, now)
     found += [Trigger("time", t.text) for t in times]
     found += [Trigger("file", m[0]) for m in FILE_NAME.finditer(text)]
-    return Detection(tuple(dict.fromkeys(found)), tuple(times))
+    return Detection(tuple(dict.fromkeys(found)), tuple(times), tuple(ignored))

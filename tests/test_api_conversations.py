@@ -2,6 +2,7 @@
 
 from datetime import timedelta
 
+import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 from django.utils import timezone
@@ -141,6 +142,24 @@ def test_an_attachment_name_is_data_never_a_path(api):
     assert body["name"] == "passwd"
     stored = Attachment.objects.get(pk=body["id"])
     assert ".." not in stored.file.name and stored.file.name.endswith(".txt")
+
+
+@pytest.mark.parametrize(
+    ("name", "mime", "suffix"),
+    [("x.php", "image/png", ".png"), ("shell.jsp", "application/pdf", ".pdf")],
+)
+def test_an_upload_is_stored_under_its_types_extension_not_its_names(api, name, mime, suffix):
+    upload = SimpleUploadedFile(name, b"\x89PNG fake", mime)
+    body = api.upload("/attachments", {"file": upload}).json()
+    stored = Attachment.objects.get(pk=body["id"])
+    assert stored.file.name.endswith(suffix) and body["name"] == name
+    assert stored.mime_type == mime
+
+
+def test_an_upload_whose_name_fits_its_type_keeps_its_extension(api):
+    upload = SimpleUploadedFile("notes.md", b"# hi", "text/markdown")
+    stored = Attachment.objects.get(pk=api.upload("/attachments", {"file": upload}).json()["id"])
+    assert stored.file.name.endswith(".md")
 
 
 def test_an_attachment_takes_a_transcription_and_tags(api):

@@ -41,6 +41,21 @@ def test_the_schema_documents_errors(api):
     assert {"200", "201", "401", "403", "409", "413", "422", "429"} <= set(turns)
 
 
+def test_the_schema_lists_the_400_of_every_operation_that_reads_a_body(api):
+    paths = api.get("/openapi.json").json()["paths"]
+    with_body = [
+        (path, method)
+        for path, item in paths.items()
+        for method, op in item.items()
+        if "requestBody" in op
+    ]
+    assert len(with_body) >= 9
+    for path, method in with_body:
+        bad = paths[path][method]["responses"].get("400")
+        assert bad, (path, method)
+        assert bad["content"]["application/json"]["schema"]["$ref"].endswith("/ErrorOut")
+
+
 def test_the_schema_needs_a_login_or_a_token(anon_api):
     assert_error(anon_api.get("/openapi.json"), 401, "not_authenticated")
 

@@ -100,3 +100,45 @@ def test_a_real_lock_held_past_the_busy_timeout_is_a_503(fresh_limits):
         other.close()
         connection.close()  # the next test gets a connection with the normal busy timeout
     assert_error(response, 503, "database_busy")
+
+
+# --- malformed multipart (issue 18, item 9) ----------------------------------------------
+
+PART = 'Content-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain'
+MALFORMED_MULTIPART = {
+    "no boundary": ("multipart/form-data", b"--x\r\n\r\nhello\r\n--x--\r\n"),
+    "empty boundary": ("multipart/form-data; boundary=", b"--\r\n"),
+    "control characters in the boundary": ("multipart/form-data; boundary=\x01", b"--\x01\r\n"),
+    "a part header over 1 KB": (
+        "multipart/form-data; boundary=B",
+        f"--B\r\n{PART}\r\nX-Pad: {'a' * 2000}\r\n\r\nhello\r\n--B--\r\n".encode(),
+    ),
+    "bad base64 in a file": (
+        "multipart/form-data; boundary=B",
+        f"--B\r\n{PART}\r\nContent-Transfer-Encoding: base64\r\n\r\n!!!x=\r\n--B--\r\n".encode(),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", MALFORMED_MULTIPART)
+def test_malformed_multipart_is_a_400(api, case, caplog):
+    content_type, body = MALFORMED_MULTIPART[case]
+    response = api.client.generic(
+        "POST", "/api/v1/attachments", body, content_type=content_type, headers=api._headers()
+    )
+    assert_error(response, 400, "invalid_multipart")
+    assert "Unhandled API error" not in caplog.text
+
+
+def test_too_many_form_fields_is_a_400(api):
+    parts = "".join(
+        f'--B\r\nContent-Disposition: form-data; name="f{i}"\r\n\r\nx\r\n' for i in range(1001)
+    )
+    response = api.client.generic(
+        "POST",
+        "/api/v1/attachments",
+        f"{parts}--B--\r\n".encode(),
+        content_type="multipart/form-data; boundary=B",
+        headers=api._headers(),
+    )
+    assert_error(response, 400, "bad_request")

@@ -1,6 +1,7 @@
 """/memories: propose through the write path (idempotent), list with filters, read, edit with
 optimistic concurrency, archive, history."""
 
+import json
 import threading
 
 import pytest
@@ -57,11 +58,22 @@ def test_a_repeat_is_boosted_and_a_new_value_supersedes(api):
 
 def test_the_same_operation_id_replays_the_first_outcome(api):
     first = propose(api, operation_id="op-1")
-    again = propose(api, operation_id="op-1", content="something else entirely")
+    again = propose(api, operation_id="op-1")
     assert first.status_code == 201 and again.status_code == 200
     assert again.json()["replayed"] is True
     assert again.json()["fact"]["id"] == first.json()["fact"]["id"]
     assert Fact.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    "change", [{"content": "something else entirely"}, {"confidence": 0.9}, {"tags": []}]
+)
+def test_an_operation_id_reused_with_other_content_is_a_409(api, change):
+    first = propose(api, operation_id="op-1")
+    body = assert_error(propose(api, operation_id="op-1", **change), 409, "operation_conflict")
+    assert "op-1" in body["detail"] and set(body["fields"]) == {"operation_id"}
+    assert Fact.objects.count() == 1
+    assert MemoryEvent.objects.get(operation_id="op-1").fact_id == first.json()["fact"]["id"]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -219,3 +231,27 @@ def test_the_list_reads_the_newest_changes_in_index_order_instead_of_sorting_the
     for query in (find_facts(MemoryFilters()), fact_list(Owner.default(), {}, "active")):
         plan = query[:50].explain()
         assert "fact_newest_first" in plan and "TEMP B-TREE" not in plan, plan
+
+
+# --- strict bodies (issue 18, item 10) ----------------------------------------------------
+
+
+@pytest.mark.parametrize("body", [[None, None], [], "text", 3, None])
+def test_a_patch_body_that_is_not_an_object_is_a_422(api, body):
+    fact_id = propose(api).json()["fact"]["id"]
+    before = api.get(f"/memories/{fact_id}").json()
+    answer = assert_error(api.patch(f"/memories/{fact_id}", json.dumps(body)), 422, "invalid")
+    assert set(answer["fields"]) == {"body"}
+    assert api.get(f"/memories/{fact_id}").json() == before
+
+
+def test_an_empty_patch_object_still_changes_nothing(api):
+    fact_id = propose(api).json()["fact"]["id"]
+    assert api.patch(f"/memories/{fact_id}", {}).status_code == 200
+
+
+def test_confirm_edits_that_are_not_an_object_are_a_422(api):
+    item = propose(api, confidence=0.7).json()["pending"]["id"]
+    body = assert_error(api.post(f"/pending/{item}/confirm", {"edits": [None]}), 422, "invalid")
+    assert set(body["fields"]) == {"edits"}
+    assert PendingItem.objects.get(pk=item).status == "pending"

@@ -43,3 +43,16 @@ def test_onboarding_submit_confirms_once(api):
 
 def test_a_read_only_token_cannot_submit_the_onboarding(read_api):
     assert_error(read_api.post("/onboarding", {"answers": ANSWERS}), 403, "read_only_token")
+
+
+def test_onboarding_answers_changed_under_the_same_operation_id_are_a_409(api):
+    first = api.post("/onboarding", {"answers": ANSWERS, "operation_id": "onb-1"})
+    assert first.status_code == 200
+    changed = {**ANSWERS, "address": "老板"}
+    body = assert_error(
+        api.post("/onboarding", {"answers": changed, "operation_id": "onb-1"}),
+        409,
+        "operation_conflict",
+    )
+    assert "onb-1" in body["detail"]
+    assert Owner.default().display_name != "老板"

@@ -134,3 +134,41 @@ def test_a_session_named_by_digits_is_the_agents_own_not_a_database_id(api):
     api.post("/turns", {"session_id": "1", "turn_index": 0, "role": "user", "content": "你好"})
     text = api.post("/context", {"query": "继续", "session_id": "1"}).json()["text"]
     assert "你好" in text and "秘密计划" not in text
+
+
+# --- strict types (issue 18, item 10) -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"explain": 0},
+        {"explain": 1},
+        {"explain": "true"},
+        {"include_inactive": "yes"},
+        {"time_to": 0.5},
+        {"time_from": 1700000000},
+    ],
+)
+def test_search_refuses_loosely_typed_fields(api, change):
+    body = assert_error(api.post("/search", {"query": "tea", **change}), 422, "invalid")
+    assert set(body["fields"]) == set(change)
+
+
+def test_context_refuses_a_number_for_explain(api):
+    body = assert_error(api.post("/context", {"query": "tea", "explain": 0}), 422, "invalid")
+    assert set(body["fields"]) == {"explain"}
+
+
+def test_search_still_takes_real_booleans_and_iso_times(api):
+    response = api.post(
+        "/search",
+        {
+            "query": "tea",
+            "explain": True,
+            "include_inactive": False,
+            "time_from": "2026-03-01T09:30:00+08:00",
+            "time_to": "2026-03-02",
+        },
+    )
+    assert response.status_code == 200, response.content

@@ -167,3 +167,33 @@ def test_ending_a_session_queues_the_job_and_returns_its_id(api, monkeypatch):
     response = api.post("/sessions/chat-42/end")
     assert response.status_code == 202 and response.json() == {"job_id": "job-123"}
     assert calls == [Session.objects.get().pk]
+
+
+# --- session ids with "/" and other characters (issue 18, item 7) ------------------------
+
+ODD_IDS = ["a/b", "telegram/chat/42/", "/lead", "a//b", "x/end", "a?b#c%d", "行 1\n行 2", "%2F"]
+
+
+@pytest.mark.parametrize("session_id", ODD_IDS)
+def test_every_recorded_session_id_can_be_ended(api, session_id):
+    from urllib.parse import quote
+
+    assert api.post("/turns", {**TURN, "session_id": session_id}).status_code == 201
+    response = api.post(f"/sessions/{quote(session_id, safe='')}/end")
+    assert response.status_code == 202, response.content
+    assert Session.objects.get(external_id=session_id).ended_at is not None
+
+
+def test_a_slash_in_a_session_id_may_also_be_sent_unencoded(api):
+    api.post("/turns", {**TURN, "session_id": "team/alice"})
+    assert api.post("/sessions/team/alice/end").status_code == 202
+    assert_error(api.post("/sessions/team/bob/end"), 404, "not_found")
+
+
+def test_the_schema_says_which_session_ids_are_allowed(api):
+    schema = api.get("/openapi.json").json()
+    end = schema["paths"]["/api/v1/sessions/{session_id}/end"]["post"]
+    (param,) = [p for p in end["parameters"] if p["name"] == "session_id"]
+    assert "`/` included" in param["description"] and "%2F" in param["description"]
+    turn_in = schema["components"]["schemas"]["TurnIn"]["properties"]["session_id"]
+    assert "`/` included" in turn_in["description"]

@@ -188,3 +188,15 @@ def test_terms_left_out_of_a_large_collections_query_are_shown(client_in, owner,
         "Left out of the keyword query"
         not in client_in.get(URL, {"q": "喜欢滨江"}).content.decode()
     )
+
+
+def test_a_date_that_cannot_be_a_filter_is_shown_as_ignored(client_in, hangzhou):
+    response = client_in.get(URL, {"q": "杭州 9999-12-31"})
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert "ignored as a time filter" in page and "<mark>9999-12-31</mark>" in page
+
+
+def test_a_date_range_up_to_the_last_day_of_the_calendar_still_searches(client_in, hangzhou):
+    response = client_in.get(URL, {"q": "杭州", "time_from": "0001-01-01", "time_to": "9999-12-31"})
+    assert response.status_code == 200

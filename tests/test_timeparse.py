@@ -5,7 +5,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from retrieval.timeparse import cn_number, find_times, parse_time
+from retrieval.timeparse import cn_number, find_times, parse_time, scan_times
 from retrieval.triggers import detect
 
 SH = ZoneInfo("Asia/Shanghai")
@@ -124,3 +124,35 @@ def test_triggers_for_long_term_memory(text, kinds):
 @pytest.mark.parametrize("text", ["帮我写一个排序函数", "How do I sort a list in Python?", ""])
 def test_plain_requests_do_not_trigger(text):
     assert not detect(text, NOW).triggered
+
+
+# --- dates that cannot be a filter (issue 18, item 3) -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["what happened on 9999-12-31?", "9999年12月31日", "in December 9999", "January 0000"],
+)
+def test_a_date_past_the_calendar_is_ignored_not_a_crash(text):
+    ranges, ignored = scan_times(text, NOW)
+    assert ranges == [] and len(ignored) == 1
+    assert find_times(text, NOW) == [] and parse_time(text, NOW) is None
+
+
+def test_an_ignored_date_is_not_read_again_as_a_shorter_one():
+    # "12月31日" inside the ignored "9999年12月31日" must not become this year's 31 December.
+    assert scan_times("9999年12月31日", NOW) == ([], ["9999年12月31日"])
+
+
+def test_a_day_whose_utc_time_falls_before_year_one_is_ignored():
+    ahead = datetime(2026, 1, 5, 9, 0, tzinfo=ZoneInfo("Pacific/Kiritimati"))  # UTC+14
+    assert scan_times("0001-01-01", ahead) == ([], ["0001-01-01"])
+
+
+def test_usable_and_ignored_dates_are_told_apart():
+    ranges, ignored = scan_times("2026-03-01 or 9999-12-31", NOW)
+    assert [r.text for r in ranges] == ["2026-03-01"] and ignored == ["9999-12-31"]
+    detection = detect("remember 9999-12-31?", NOW)
+    assert detection.ignored_times == ("9999-12-31",)
+    assert [t.kind for t in detection.triggers] == ["phrase"]
+    assert detection.to_dict()["ignored_times"] == ["9999-12-31"]

@@ -241,6 +241,21 @@ def test_a_replayed_pending_outcome_returns_the_same_item():
     assert second.fact is None
 
 
+def test_an_api_retry_with_other_content_is_an_operation_conflict():
+    first = propose(cand(), actor="agent", operation_id="op-9", same_request=True)
+    assert propose(cand(), actor="agent", operation_id="op-9", same_request=True).replayed
+    with pytest.raises(wp.OperationConflict):
+        propose(cand("完全不同的内容"), actor="agent", operation_id="op-9", same_request=True)
+    assert Fact.objects.count() == 1 and MemoryEvent.objects.get().pk == first.event.pk
+
+
+def test_an_operation_recorded_before_fingerprints_still_replays():
+    first = propose(cand(), actor="agent", operation_id="op-old")
+    MemoryEvent.objects.filter(pk=first.event.pk).update(payload={"outcome": "written"})
+    again = propose(cand("另一句"), actor="agent", operation_id="op-old", same_request=True)
+    assert again.replayed and again.fact == first.fact
+
+
 def test_a_refused_candidate_does_not_burn_its_operation_id():
     with pytest.raises(InvalidCandidate):
         propose(cand(""), actor="agent", operation_id="op-3")

@@ -48,6 +48,7 @@ from curator.writepath.core import (  # noqa: F401
     InvalidCandidate,
     MootPending,
     NotAllowed,
+    OperationConflict,
     Result,
     StaleEdit,
     Work,
@@ -84,4 +85,5 @@ from curator.writepath.propose import (  # noqa: F401
     propose,
     rejected_before,
     replay,
+    request_fingerprint,
 )

@@ -134,6 +134,23 @@ class AlreadyResolved(WritePathError):
     code = "already_resolved"
 
 
+class OperationConflict(WritePathError):
+    """An operation id reused for a different request: replaying the first outcome would
+    silently drop the new content (turns answer the same way: 409)."""
+
+    code = "operation_conflict"
+
+    def __init__(self, operation_id: str):
+        super().__init__(
+            _(
+                "Operation id “%(id)s” was already used for a different memory; "
+                "use a new operation id for new content."
+            )
+            % {"id": operation_id},
+            field="operation_id",
+        )
+
+
 class MootPending(WritePathError):
     """The fact a pending item is about changed meanwhile; applying it would be silent."""
 
@@ -196,6 +213,7 @@ class Work:
         self.at = at  # when it happened, for history recorded afterwards (the demo's 60 days)
         self.changes: list[dict] = []
         self.fact_ids: set[int] = set()
+        self.request = ""  # the fingerprint of what an operation id was first used for
 
     def fact(self, fact: Fact, before: dict | None) -> None:
         """Record a saved fact against its snapshot from before the change (None = new)."""
@@ -226,12 +244,15 @@ class Work:
             job_run=self.job_run,
             batch=self.batch,
             reverts=payload.pop("reverts", None),
-            payload={**payload, "changes": self.changes},
+            payload={**payload, "changes": self.changes, **self._request(operation_id)},
             **({"created_at": self.at} if self.at else {}),
         )
         for fact_id in self.fact_ids:
             signals.changed("fact", fact_id)
         return event
+
+    def _request(self, operation_id) -> dict:
+        return {"request": self.request} if operation_id and self.request else {}
 
 
 def record_edit(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+from dataclasses import asdict
 from typing import Any
 
 from django.conf import settings
@@ -34,6 +37,7 @@ from curator.writepath.core import (
     SUPERSEDED,
     WRITTEN,
     Candidate,
+    OperationConflict,
     Result,
     Work,
     pending_snapshot,
@@ -53,28 +57,44 @@ def propose(
     operation_id: str | None = None,
     job_run: str = "",
     batch: str = "",
+    same_request: bool = False,
 ) -> Result:
-    """Route one candidate memory; safe inside an outer transaction.atomic()."""
-    if operation_id and (done := replay(operation_id)):
+    """Route one candidate memory; safe inside an outer transaction.atomic().
+
+    A seen operation_id replays its first outcome. With `same_request` (the API), it must
+    also come with the same candidate, else OperationConflict; jobs leave it off, because a
+    re-run may word a candidate differently and must still write it only once."""
+    request = request_fingerprint(candidate) if operation_id else ""
+    check = request if same_request else ""
+    if operation_id and (done := replay(operation_id, check)):
         return done
     check_actor(actor)
     owner = owner or Owner.default()
     clean = clean_candidate(candidate, owner)
     work = Work(owner, actor, job_run=job_run, batch=batch)
+    work.request = request
     try:
         with transaction.atomic():
             # Checked again under the write lock: a concurrent twin may have committed.
-            if operation_id and (done := replay(operation_id)):
+            if operation_id and (done := replay(operation_id, check)):
                 return done
             return _route(clean, work, operation_id)
     except IntegrityError:
-        if operation_id and (done := replay(operation_id)):
+        if operation_id and (done := replay(operation_id, check)):
             return done
         raise
 
 
-def replay(operation_id: str) -> Result | None:
-    """The first outcome of an operation id, or None if it was never seen."""
+def request_fingerprint(candidate: Candidate) -> str:
+    """A short hash of everything the caller asked for (every field of the candidate)."""
+    data = json.dumps(asdict(candidate), sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(data.encode()).hexdigest()[:32]
+
+
+def replay(operation_id: str, request: str = "") -> Result | None:
+    """The first outcome of an operation id, or None if it was never seen. Given the
+    request's fingerprint, a different recorded one raises OperationConflict (events from
+    before fingerprints were kept cannot tell, and replay)."""
     event = (
         MemoryEvent.objects.filter(operation_id=operation_id)
         .select_related("fact", "pending")
@@ -82,6 +102,8 @@ def replay(operation_id: str) -> Result | None:
     )
     if event is None:
         return None
+    if request and event.payload.get("request", request) != request:
+        raise OperationConflict(operation_id)
     outcome = event.payload.get("outcome", WRITTEN)
     fact = event.fact if outcome in (WRITTEN, BOOSTED, SUPERSEDED, DELETED) else None
     return Result(outcome, fact, event.pending, event, replayed=True)

@@ -14,7 +14,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, connection
 from django.http import Http404
 from django.utils.translation import gettext as _
-from ninja import NinjaAPI, Schema, Swagger
+from ninja import Field, NinjaAPI, Schema, Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.renderers import JSONRenderer
 from ninja.responses import NinjaJSONEncoder
@@ -24,6 +24,7 @@ from memsite.api.errors import ApiError, error_for_exception, json_error
 from memsite.core.queue import queue_pending
 from memsite.core.tokens import find_token
 from retrieval.indexing import vector_state
+from retrieval.probe import vector_table_problem
 
 
 def docs_access(view):
@@ -109,9 +110,12 @@ def on_api_error(request, exc: ApiError):
 
 
 def _field_name(loc) -> str:
-    """("body", "payload", "content") -> "content"; ("query", "limit") -> "limit"."""
+    """("body", "payload", "content") -> "content"; ("query", "limit") -> "limit";
+    ("body", "payload") -> "body" (the body as a whole, e.g. a list where an object belongs)."""
     parts = [str(p) for p in loc]
     source, rest = parts[0] if parts else "", parts[1:]
+    if source == "body" and len(rest) == 1:
+        rest = []
     if source in ("body", "form", "file") and len(rest) > 1:
         rest = rest[1:]  # the handler's parameter name says nothing to the client
     return ".".join(rest) or source or "body"
@@ -170,31 +174,46 @@ class Health(Schema):
     vector: str
     embedding_model: str
     queue: Queue
+    degraded_reason: str | None = Field(None, description="What is wrong, when status is not ok.")
 
 
-def _probe(sql: str) -> str:
+def _probe(sql: str) -> str | None:
+    """None when the query runs, else the database's error."""
     try:
         with connection.cursor() as cur:
             cur.execute(sql)
-        return "ok"
-    except DatabaseError:
-        return "error"
+        return None
+    except DatabaseError as exc:
+        return str(exc)
+
+
+def _vector_problem() -> tuple[str, str | None]:
+    """(embedding model, what is wrong with vectors or None): the configured model must match
+    the stored vectors, and the vector table must answer a real query."""
+    state = vector_state()
+    if not state.ok:
+        return state.model, state.reason
+    return state.model, vector_table_problem()
 
 
 @api.get("/health", response=Health, auth=None, summary="Liveness and index state", tags=["health"])
 def health(request):
-    db = _probe("SELECT 1")
-    fts = _probe("SELECT rowid FROM search_fts LIMIT 1")
-    state = vector_state() if db == "ok" else None
-    vector = "ok" if state and state.ok else "degraded"
-    status = "ok" if db == fts == vector == "ok" else "degraded"
+    problems = {"db": _probe("SELECT 1")}
+    problems["fts"] = _probe("SELECT rowid FROM search_fts LIMIT 1")
+    model = ""
+    if problems["db"] is None:
+        model, problems["vector"] = _vector_problem()
+    else:
+        problems["vector"] = _("the database is not available")
+    reasons = [f"{part}: {problem}" for part, problem in problems.items() if problem]
     return {
-        "status": status,
-        "db": db,
-        "fts": fts,
-        "vector": vector,
-        "embedding_model": state.model if state else "",
+        "status": "degraded" if reasons else "ok",
+        "db": "error" if problems["db"] else "ok",
+        "fts": "error" if problems["fts"] else "ok",
+        "vector": "degraded" if problems["vector"] else "ok",
+        "embedding_model": model,
         "queue": {"pending": queue_pending()},
+        "degraded_reason": "; ".join(reasons) or None,
     }
 
 

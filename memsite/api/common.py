@@ -59,6 +59,8 @@ class ErrorOut(Schema):
 # Documented on every operation so clients (and the schema fuzz test) know the shape.
 AUTH_ERRORS = {401: ErrorOut, 422: ErrorOut, 429: ErrorOut, 503: ErrorOut}
 WRITE_ERRORS = {**AUTH_ERRORS, 403: ErrorOut, 413: ErrorOut}
+# Operations that read a body: 400 invalid_json (or invalid_multipart for uploads).
+BODY_ERRORS = {400: ErrorOut}
 
 
 def owner() -> Owner:

@@ -4,9 +4,9 @@ from datetime import datetime
 from typing import Any, Literal
 
 from django.http import FileResponse
-from django.urls import reverse
+from django.urls import register_converter, reverse
 from django.utils.translation import gettext as _
-from ninja import Field, File, Form, Query, Router, Schema, Status
+from ninja import Field, File, Form, P, PathEx, Query, Router, Schema, Status
 from ninja.files import UploadedFile
 
 from curator import conversations as conv
@@ -16,6 +16,7 @@ from curator.writepath import WritePathError
 from lifecycle import tasks
 from memsite.api.common import (
     AUTH_ERRORS,
+    BODY_ERRORS,
     MAX_OFFSET,
     MAX_PAGE,
     WRITE,
@@ -26,24 +27,47 @@ from memsite.api.common import (
     owner,
 )
 from memsite.api.errors import ApiError
+from memsite.api.types import BodyIn, Moment, RangeEnd, RangeStart
 from retrieval.lookup import find_attachments
 
 router = Router()
 RoleName = Literal["user", "assistant", "system", "tool"]
+
+
+class AnyTextConverter:
+    """A path segment that may hold anything, "/" and line breaks included: a session id is
+    whatever the agent recorded, and every recorded id must be usable in the path."""
+
+    regex = r"[\s\S]+"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(AnyTextConverter, "anytext")
+SESSION_ID_DOC = (
+    "The agent's session id: any text of 1 to 200 characters, `/` included. In a path "
+    "(`/sessions/{session_id}/end`) send it percent-encoded, e.g. `a/b` as `a%2Fb`."
+)
 JsonValue = list[Any] | dict[str, Any] | None
 
 
 # -- turns and sessions ------------------------------------------------------------------------
 
 
-class TurnIn(Schema):
-    session_id: str = Field(min_length=1, max_length=200, description="The agent's session id.")
+class TurnIn(BodyIn):
+    session_id: str = Field(min_length=1, max_length=200, description=SESSION_ID_DOC)
     turn_index: int = Field(ge=0, le=2_000_000_000, description="Position in the session.")
     role: RoleName
     content: str = Field("", max_length=500_000)
     tool_calls: JsonValue = None
     tool_results: JsonValue = None
-    timestamp: datetime | None = Field(None, description="When it was said (default: now).")
+    timestamp: Moment = Field(
+        None, description="When it was said (default: now); without an offset: server time zone."
+    )
 
 
 class TurnOut(Schema):
@@ -55,7 +79,7 @@ class TurnOut(Schema):
 @router.post(
     "/turns",
     auth=WRITE,
-    response={201: TurnOut, 200: TurnOut, 409: ErrorOut, **WRITE_ERRORS},
+    response={201: TurnOut, 200: TurnOut, 409: ErrorOut, **WRITE_ERRORS, **BODY_ERRORS},
     summary="Record one conversation turn (retry-safe)",
     tags=["conversations"],
 )
@@ -84,13 +108,14 @@ class JobOut(Schema):
 
 
 @router.post(
-    "/sessions/{session_id}/end",
+    "/sessions/{anytext:session_id}/end",
     auth=WRITE,
     response={202: JobOut, 404: ErrorOut, **WRITE_ERRORS},
     summary="End a session: episode, scratchpad, pending extraction (queued)",
     tags=["conversations"],
 )
-def end_session(request, session_id: str):
+def end_session(request, session_id: PathEx[str, P(description=SESSION_ID_DOC)]):
+    """Every id POST /turns recorded can be ended here, `/` included (percent-encoded)."""
     session = conv.session_for(session_id)
     if session is None:
         raise not_found(_("session"))
@@ -105,8 +130,8 @@ class TraceFilters(Schema):
     q: str = Field("", max_length=500, description="Words that must all appear (literal).")
     session_id: str | None = None
     role: RoleName | None = None
-    time_from: datetime | None = None
-    time_to: datetime | None = None
+    time_from: RangeStart = None
+    time_to: RangeEnd = None
     limit: int = Field(20, ge=1, le=MAX_PAGE)
 
 
@@ -155,8 +180,8 @@ def traces(request, filters: Query[TraceFilters]):
 class EpisodeFilters(Schema):
     q: str = Field("", max_length=500)
     session_id: str | None = None
-    time_from: datetime | None = None
-    time_to: datetime | None = None
+    time_from: RangeStart = None
+    time_to: RangeEnd = None
     limit: int = Field(50, ge=1, le=MAX_PAGE)
     offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
@@ -277,7 +302,7 @@ def attachment_dict(att: Attachment) -> dict:
 @router.post(
     "/attachments",
     auth=WRITE,
-    response={201: AttachmentOut, 415: ErrorOut, **WRITE_ERRORS},
+    response={201: AttachmentOut, 415: ErrorOut, **WRITE_ERRORS, **BODY_ERRORS},
     summary="Record a file the person and the agent exchanged (multipart)",
     tags=["attachments"],
 )

@@ -9,9 +9,10 @@ HTML page.
 import logging
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
+from django.core.exceptions import BadRequest, RequestDataTooBig, SuspiciousOperation
 from django.db import OperationalError
 from django.http import JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from django.utils.translation import gettext as _
 
 log = logging.getLogger("memsite.api")
@@ -67,6 +68,18 @@ def error_for_exception(exc: BaseException) -> ApiError:
         return exc
     if isinstance(exc, RequestDataTooBig):
         return too_large(settings.API_MAX_BODY_BYTES)
+    if isinstance(exc, MultiPartParserError):
+        # No boundary, a part header over 1 KB, bad base64...: the client sent this body.
+        return ApiError(
+            400,
+            "invalid_multipart",
+            _("The multipart/form-data body cannot be read: %(reason)s") % {"reason": exc},
+        )
+    if isinstance(exc, SuspiciousOperation | BadRequest):
+        # Too many fields or files, and the like: Django refuses them as 400 on pages too.
+        return ApiError(
+            400, "bad_request", _("The request was refused: %(reason)s") % {"reason": exc}
+        )
     if is_locked(exc):
         return ApiError(
             503,

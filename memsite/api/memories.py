@@ -22,6 +22,7 @@ from curator.models import (
 )
 from memsite.api.common import (
     AUTH_ERRORS,
+    BODY_ERRORS,
     MAX_OFFSET,
     MAX_PAGE,
     WRITE,
@@ -32,6 +33,7 @@ from memsite.api.common import (
     owner,
 )
 from memsite.api.errors import ApiError
+from memsite.api.types import BodyIn, Moment, RangeStart
 
 router = Router()
 AGENT = Actor.AGENT
@@ -144,7 +146,7 @@ def outcome_dict(result: wp.Result) -> dict:
 # -- propose and list --------------------------------------------------------------------------
 
 
-class MemoryIn(Schema):
+class MemoryIn(BodyIn):
     content: str = Field(min_length=1, max_length=wp.MAX_CONTENT)
     subject: str = Field("", max_length=wp.MAX_LABEL)
     predicate: str = Field("", max_length=wp.MAX_LABEL)
@@ -157,21 +159,25 @@ class MemoryIn(Schema):
     tags: list[str] = Field(default_factory=list, max_length=wp.MAX_TAGS)
     source_turn_id: int | None = Field(None, ge=1, le=2**63 - 1)
     operation_id: str | None = Field(
-        None, min_length=1, max_length=200, description="Idempotency key: a retry replays."
+        None,
+        min_length=1,
+        max_length=200,
+        description="Idempotency key: a retry replays; other content under it is a 409.",
     )
 
 
 @router.post(
     "/memories",
     auth=WRITE,
-    response={201: OutcomeOut, 200: OutcomeOut, 409: ErrorOut, **WRITE_ERRORS},
+    response={201: OutcomeOut, 200: OutcomeOut, 409: ErrorOut, **WRITE_ERRORS, **BODY_ERRORS},
     summary="Propose a memory through the write path (retry-safe with operation_id)",
     tags=["memories"],
 )
 def propose(request, payload: MemoryIn):
     """Routed by confidence: written, pending (for the person), boosted (a repeat),
     superseded (a new value for the same subject + predicate) or dropped. The same
-    operation_id again answers 200 with the first outcome and writes nothing."""
+    operation_id with the same memory again answers 200 with the first outcome and writes
+    nothing; with different content, 409 operation_conflict."""
     data = payload.dict()
     if data["priority"] and data["duration"]:
         raise ApiError(
@@ -180,7 +186,9 @@ def propose(request, payload: MemoryIn):
     operation_id = data.pop("operation_id")
     candidate = wp.Candidate(**data, source="api")
     try:
-        result = wp.propose(candidate, actor=AGENT, owner=owner(), operation_id=operation_id)
+        result = wp.propose(
+            candidate, actor=AGENT, owner=owner(), operation_id=operation_id, same_request=True
+        )
     except wp.WritePathError as exc:
         raise write_error(exc) from None
     return Status(200 if result.replayed else 201, outcome_dict(result))
@@ -192,7 +200,7 @@ class MemoryFilters(Schema):
     scope: ScopeName | None = None
     tag: str | None = Field(None, max_length=wp.MAX_TAG)
     q: str = Field("", max_length=500, description="Words that must all appear (literal).")
-    updated_after: datetime | None = None
+    updated_after: RangeStart = None
     limit: int = Field(50, ge=1, le=MAX_PAGE)
     offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
@@ -247,7 +255,7 @@ def get_memory(request, fact_id: Id):
     return fact_dict(_fact(fact_id))
 
 
-class MemoryPatch(Schema):
+class MemoryPatch(BodyIn):
     content: str | None = Field(None, max_length=wp.MAX_CONTENT)
     subject: str | None = Field(None, max_length=wp.MAX_LABEL)
     predicate: str | None = Field(None, max_length=wp.MAX_LABEL)
@@ -256,9 +264,9 @@ class MemoryPatch(Schema):
     confidence: float | None = Field(None, ge=0, le=1)
     importance: float | None = Field(None, ge=0, le=1)
     priority: PriorityName | None = None
-    expires_at: datetime | None = None
+    expires_at: Moment = Field(None, description="Without an offset: the server's time zone.")
     tags: list[str] | None = Field(None, max_length=wp.MAX_TAGS)
-    expected_updated_at: datetime | None = Field(
+    expected_updated_at: Moment = Field(
         None, description="The updated_at you read; 409 stale_edit if it changed since."
     )
 
@@ -266,7 +274,7 @@ class MemoryPatch(Schema):
 @router.patch(
     "/memories/{fact_id}",
     auth=WRITE,
-    response={200: FactOut, 404: ErrorOut, 409: ErrorOut, **WRITE_ERRORS},
+    response={200: FactOut, 404: ErrorOut, 409: ErrorOut, **WRITE_ERRORS, **BODY_ERRORS},
     summary="Edit a memory (optimistic concurrency with expected_updated_at)",
     tags=["memories"],
 )
@@ -378,7 +386,7 @@ def list_pending(request, filters: Query[PendingFilters]):
     return {"items": [pending_dict(i) for i in page], "count": items.count()}
 
 
-class PendingEdits(Schema):
+class PendingEdits(BodyIn):
     content: str | None = Field(None, min_length=1, max_length=wp.MAX_CONTENT)
     subject: str | None = Field(None, max_length=wp.MAX_LABEL)
     predicate: str | None = Field(None, max_length=wp.MAX_LABEL)
@@ -388,12 +396,12 @@ class PendingEdits(Schema):
     tags: list[str] | None = Field(None, max_length=wp.MAX_TAGS)
 
 
-class ConfirmIn(Schema):
+class ConfirmIn(BodyIn):
     edits: PendingEdits | None = Field(None, description="Corrections the person made.")
 
 
-class LaterIn(Schema):
-    until: datetime | None = None
+class LaterIn(BodyIn):
+    until: Moment = None
     hours: float | None = Field(None, gt=0, le=24 * 365)
 
 
@@ -413,12 +421,13 @@ def _pending_call(item_id: int, action):
 
 
 PENDING_RESPONSES = {200: PendingActionOut, 404: ErrorOut, 409: ErrorOut, **WRITE_ERRORS}
+PENDING_BODY_RESPONSES = {**PENDING_RESPONSES, **BODY_ERRORS}
 
 
 @router.post(
     "/pending/{item_id}/confirm",
     auth=WRITE,
-    response=PENDING_RESPONSES,
+    response=PENDING_BODY_RESPONSES,
     summary="Confirm: the candidate becomes a verified memory",
     tags=["pending"],
 )
@@ -449,7 +458,7 @@ def ignore(request, item_id: Id):
 @router.post(
     "/pending/{item_id}/later",
     auth=WRITE,
-    response=PENDING_RESPONSES,
+    response=PENDING_BODY_RESPONSES,
     summary="Later: ask again at `until`, or in `hours` (default 24 hours)",
     tags=["pending"],
 )
@@ -457,13 +466,6 @@ def later(request, item_id: Id, payload: LaterIn | None = None):
     payload = payload or LaterIn()
     if payload.until and payload.hours:
         raise ApiError(422, "invalid", _("Give until or hours, not both."), {"hours": "conflict"})
-    if payload.until:
-        until = (
-            payload.until
-            if timezone.is_aware(payload.until)
-            else timezone.make_aware(payload.until)
-        )
-    else:
-        until = timezone.now() + timedelta(hours=payload.hours or 24)
+    until = payload.until or timezone.now() + timedelta(hours=payload.hours or 24)
     result = _pending_call(item_id, lambda: wp.snooze_pending(item_id, until, actor=AGENT))
     return {"pending": pending_dict(result.pending)}

@@ -7,8 +7,9 @@ from ninja import Field, Router, Schema
 
 from curator import compiler, onboarding
 from curator.models import Actor
-from memsite.api.common import AUTH_ERRORS, WRITE, WRITE_ERRORS, ErrorOut, owner
+from memsite.api.common import AUTH_ERRORS, BODY_ERRORS, WRITE, WRITE_ERRORS, ErrorOut, owner
 from memsite.api.errors import ApiError
+from memsite.api.types import BodyIn
 
 router = Router(tags=["profile"])
 
@@ -49,7 +50,7 @@ class OnboardingOut(Schema):
     answers: dict[str, str]
 
 
-class OnboardingIn(Schema):
+class OnboardingIn(BodyIn):
     answers: dict[str, str | None] = Field(description="Question key -> answer.")
     operation_id: str | None = Field(None, max_length=200, description="Makes a retry safe.")
 
@@ -73,7 +74,7 @@ def onboarding_status(request):
 @router.post(
     "/onboarding",
     auth=WRITE,
-    response={200: SubmitOut, 409: ErrorOut, **WRITE_ERRORS},
+    response={200: SubmitOut, 409: ErrorOut, **WRITE_ERRORS, **BODY_ERRORS},
     summary="Submit the onboarding answers (all or nothing)",
 )
 def onboarding_submit(request, payload: OnboardingIn):

@@ -5,10 +5,12 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ninja import Field, Router, Schema
+from pydantic import StrictBool
 
 from curator import conversations as conv
-from memsite.api.common import AUTH_ERRORS, owner
+from memsite.api.common import AUTH_ERRORS, BODY_ERRORS, owner
 from memsite.api.errors import ApiError
+from memsite.api.types import BodyIn, RangeEnd, RangeStart
 from retrieval import context as contexts
 from retrieval import scoring
 from retrieval import search as searching
@@ -28,7 +30,7 @@ def session_pk(external_id: str | None) -> int | None:
     return session.pk if session else NO_SESSION
 
 
-class SearchIn(Schema):
+class SearchIn(BodyIn):
     query: str = Field(min_length=1, max_length=2000)
     kinds: list[KindName] | None = Field(None, description="Default: all kinds.")
     session_id: str | None = Field(
@@ -40,10 +42,10 @@ class SearchIn(Schema):
         None, description=f"Custom weights over {', '.join(scoring.COMPONENTS)}."
     )
     mode: Literal[tuple(searching.MODES)] = "hybrid"
-    time_from: datetime | None = None
-    time_to: datetime | None = None
-    include_inactive: bool = False
-    explain: bool = Field(False, description="Add each result's score breakdown.")
+    time_from: RangeStart = Field(None, description="ISO 8601; without an offset: server time.")
+    time_to: RangeEnd = Field(None, description="Exclusive; far in the future = no bound.")
+    include_inactive: StrictBool = False
+    explain: StrictBool = Field(False, description="Add each result's score breakdown.")
 
 
 class SearchHit(Schema):
@@ -74,7 +76,7 @@ class SearchOut(Schema):
 
 @router.post(
     "/search",
-    response={200: SearchOut, **AUTH_ERRORS},
+    response={200: SearchOut, **AUTH_ERRORS, **BODY_ERRORS},
     summary="Hybrid search over facts, episodes, turns and attachments",
 )
 def search(request, payload: SearchIn):
@@ -100,14 +102,14 @@ def search(request, payload: SearchIn):
     return result.to_dict(explain=payload.explain)
 
 
-class ContextIn(Schema):
+class ContextIn(BodyIn):
     query: str = Field(max_length=4000, description="The person's latest message.")
     session_id: str | None = Field(None, max_length=200, description="For the recent turns.")
     max_tokens: int | None = Field(None, ge=200, le=100_000)
     evidence: Literal["auto", "always", "never"] = Field(
         "auto", description="auto: long-term evidence only when the message asks for it."
     )
-    explain: bool = Field(False, description="Add each evidence item's score breakdown.")
+    explain: StrictBool = Field(False, description="Add each evidence item's score breakdown.")
 
 
 class ContextSectionOut(Schema):
@@ -126,13 +128,16 @@ class ContextOut(Schema):
     triggered: bool
     triggers: list[dict[str, Any]] = []
     time_filter: dict[str, Any] | None = None
+    ignored_times: list[str] = Field(
+        [], description="Dates in the message that cannot be a time filter (e.g. 9999-12-31)."
+    )
     degraded: bool = False
     degraded_reason: str | None = None
 
 
 @router.post(
     "/context",
-    response={200: ContextOut, **AUTH_ERRORS},
+    response={200: ContextOut, **AUTH_ERRORS, **BODY_ERRORS},
     summary="The injection context for a message: cards, recent turns, evidence",
 )
 def context(request, payload: ContextIn):

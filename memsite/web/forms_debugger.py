@@ -1,5 +1,7 @@
 """The debugger's forms: every search setting lives in the URL (GET), so a view can be shared."""
 
+from datetime import UTC
+
 from django import forms
 from django.conf import settings
 from django.utils import timezone
@@ -8,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from retrieval import scoring
 from retrieval.models import Kind
 from retrieval.search import MAX_LIMIT
+from retrieval.timeparse import FIRST_USABLE, LAST_USABLE
 
 PRESET_CHOICES = [(name, name) for name in scoring.PRESETS] + [("custom", _("custom weights"))]
 MODE_CHOICES = [
@@ -106,10 +109,16 @@ class DebuggerForm(forms.Form):
 
 
 def _day_start(day, days: int = 0):
+    """Local midnight of the day (plus days), kept within the dates a filter can use: the
+    end of 9999-12-31 does not exist, so "until 9999-12-31" ends at the last usable moment."""
     if day is None:
         return None
-    start = timezone.make_aware(timezone.datetime(day.year, day.month, day.day))
-    return start + timezone.timedelta(days=days)
+    try:
+        start = timezone.make_aware(timezone.datetime(day.year, day.month, day.day))
+        start = (start + timezone.timedelta(days=days)).astimezone(UTC)
+    except OverflowError:
+        return LAST_USABLE if day.year > 5000 else FIRST_USABLE
+    return min(max(start, FIRST_USABLE), LAST_USABLE)
 
 
 class CheckForm(forms.Form):
