@@ -26,13 +26,15 @@ from retrieval.engine import default_path, record_path
 HERE = Path(__file__).parent
 SOURCE, DISPATCH = HERE / "e5q.c", HERE / "dispatch.c"
 COMPILE_FLAGS = ["-O3", "-funroll-loops", "-ffast-math", "-fPIC"]
-X86_BASE = ["-march=x86-64", "-mtune=generic"]  # whatever the compiler's own default is
+# Every x86-64 CPU runs this, whatever -march the compiler defaults to (some distributions
+# default higher); the better copies add their instruction sets to it.
+X86_BASE = ["-march=x86-64", "-mtune=generic"]
 AVX2 = ["-mavx2", "-mfma"]
-# name, flags, dispatch.c's define; best first. The flags match dispatch.c's run-time checks.
 AVX512 = ["-mavx512f", "-mavx512bw", "-mavx512dq", "-mavx512vl", "-mavx512vnni"]
 # 256-bit vectors for the loops gcc vectorises itself (the 512-bit kernels are intrinsics):
 # what gcc's own tuning for AVX-512 Intel CPUs picks, and measured 4-8% faster than 512 here.
 NARROW = ["-mprefer-vector-width=256"]
+# name, flags, dispatch.c's define; best first. The flags match dispatch.c's run-time checks.
 X86_VARIANTS = [
     ("avx512vnni", [*X86_BASE, *AVX2, *AVX512, *NARROW], "E5_WITH_AVX512VNNI"),
     ("avx2", [*X86_BASE, *AVX2], "E5_WITH_AVX2"),
@@ -54,39 +56,42 @@ def variants_for(machine: str | None = None) -> list[tuple[str, list[str], str |
 def build(out: Path, variants=None) -> list[str]:
     """Compile into `out` (atomically: a running server never loads half a file); returns
     the copies built, best first, or [] when nothing could be built."""
-    cc = compiler()
-    if not cc:
-        out.unlink(missing_ok=True)
-        return []
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
-        for openmp in (["-fopenmp"], []):  # optional: the source is plain C without it
-            built = _link(cc, Path(tmp), out.name, variants or variants_for(), openmp)
-            if built:
-                os.replace(Path(tmp) / out.name, out)
-                return built
+    if cc := compiler():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=out.parent) as tmp:
+            for openmp in (["-fopenmp"], []):  # optional: the source is plain C without it
+                built = _link(cc, Path(tmp), out.name, variants or variants_for(), openmp)
+                if built:
+                    os.replace(Path(tmp) / out.name, out)
+                    return built
     out.unlink(missing_ok=True)  # a library of older sources must not outlive their change
     return []
 
 
 def _link(cc: str, tmp: Path, name: str, variants, openmp: list[str]) -> list[str]:
-    objects, built, defines = [], [], []
-    for variant, flags, define in variants:
-        obj = tmp / f"e5q-{variant}.o"
+    built = _compile_copies(cc, tmp, variants, openmp)
+    baseline = next(flags for _, flags, define in variants if define is None)
+    defines = [f"-D{define}" for copy, _, define in variants if define and copy in built]
+    dispatch = tmp / "dispatch.o"
+    # The dispatcher runs before any copy is chosen: baseline instructions only.
+    compile_ = [cc, "-O2", "-fPIC", *baseline, *defines, "-c", str(DISPATCH), "-o", str(dispatch)]
+    objects = [str(tmp / f"e5q-{copy}.o") for copy in built]
+    link = [cc, "-shared", *openmp, str(dispatch), *objects, "-o", str(tmp / name), "-lm"]
+    return built if built and _runs(compile_) and _runs(link) else []
+
+
+def _compile_copies(cc: str, tmp: Path, variants, openmp: list[str]) -> list[str]:
+    """The copies compiled (each renamed, see e5.h), best first; [] without the baseline."""
+    built = []
+    for copy, flags, define in variants:
         # Compile and link apart: linking with -ffast-math adds crtfastmath.o (gcc < 13),
         # which would flush subnormal floats to zero in the whole Python process.
-        rename = f"-DE5_VARIANT=e5_{variant}"
-        if _runs([cc, *COMPILE_FLAGS, *openmp, *flags, rename, "-c", str(SOURCE), "-o", str(obj)]):
-            objects.append(obj)
-            built.append(variant)
-            defines += [f"-D{define}"] if define else []
+        rename, obj = f"-DE5_VARIANT=e5_{copy}", str(tmp / f"e5q-{copy}.o")
+        if _runs([cc, *COMPILE_FLAGS, *openmp, *flags, rename, "-c", str(SOURCE), "-o", obj]):
+            built.append(copy)
         elif define is None:
             return []  # the baseline copy is the one every CPU needs
-    dispatch = tmp / "dispatch.o"
-    if not _runs([cc, "-O2", "-fPIC", *defines, "-c", str(DISPATCH), "-o", str(dispatch)]):
-        return []
-    link = [cc, "-shared", *openmp, str(dispatch), *map(str, objects), "-o", str(tmp / name)]
-    return built if _runs([*link, "-lm"]) else []
+    return built
 
 
 def _runs(cmd: list[str]) -> bool:
