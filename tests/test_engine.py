@@ -234,7 +234,7 @@ def test_without_a_compiler_the_build_leaves_a_record_and_the_app_stays_quiet(
 
 
 @pytest.mark.skipif(not shutil.which("make"), reason="needs GNU make")
-def test_make_reports_a_missing_compiler_once_until_the_sources_change(tmp_path):
+def test_make_reports_a_missing_compiler_once_and_tries_again_when_one_appears(tmp_path):
     repo, stamp = Path(__file__).parent.parent, tmp_path / "stamp"
     stamp.touch()
     # -o: the install stamp is never remade, so this never runs pip (into the shared venv).
