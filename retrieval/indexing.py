@@ -32,6 +32,7 @@ from curator.models import Attachment, ConversationTurn, Episode, Fact
 from retrieval import schema, userdict
 from retrieval import text as seg
 from retrieval.embedders import get_embedder
+from retrieval.model_names import adopt_unversioned
 from retrieval.models import EmbeddingSpace, Kind, SearchDoc
 from retrieval.reindex import reindex
 
@@ -143,7 +144,7 @@ def vector_state() -> VectorState:
     """Whether vectors can be written and searched with the configured embedder."""
     emb = get_embedder()
     space = EmbeddingSpace.objects.first()
-    if space and space.model_name != emb.name:
+    if space and space.model_name != emb.name and not adopt_unversioned(space, emb, _sample):
         reason = _("vectors were made by %(old)s; reindex to use %(new)s") % {
             "old": space.model_name,
             "new": emb.name,
@@ -159,6 +160,27 @@ def vector_state() -> VectorState:
         }
         return VectorState(False, emb.name, emb.dimension, reason)
     return VectorState(True, emb.name, emb.dimension)
+
+
+def _sample(limit: int = 8) -> list[tuple[str, np.ndarray]] | None:
+    """Up to `limit` stored vectors with the text each was made from (model_names checks them
+    against the model in use): [] when no vector is stored, None when none can be checked."""
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT doc_id, embedding FROM search_vecf ORDER BY doc_id LIMIT %s", [limit * 8]
+        )
+        rows = cur.fetchall()
+    docs = SearchDoc.objects.in_bulk([doc_id for doc_id, _ in rows])
+    pairs = []
+    for doc_id, blob in rows:
+        doc = docs.get(doc_id)
+        obj = doc and queryset(doc.kind).filter(pk=doc.object_id).first()
+        body = obj and document_text(doc.kind, obj)
+        if body and text_hash(body) == doc.embedded_hash:  # the very text behind the vector
+            pairs.append((body, np.frombuffer(bytes(blob), dtype=np.float32)))
+            if len(pairs) == limit:
+                break
+    return pairs if pairs or not rows else None
 
 
 _space_lock = threading.Lock()

