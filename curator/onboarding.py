@@ -402,6 +402,7 @@ def submit(
     owner: Owner | None = None,
     actor: str = Actor.PERSON,
     operation_id: str | None = None,
+    agent_id: int | None = None,
 ) -> SubmitResult:
     """Confirm the onboarding: both cards, the facts and the owner's flags, all or nothing.
 
@@ -424,7 +425,7 @@ def submit(
         return SubmitResult(False, "already_confirmed", {"__all__": message})
 
     try:
-        facts = _confirm(owner, cleaned, actor, prefix)
+        facts = _confirm(owner, cleaned, actor, prefix, agent_id)
     except NotWritten as exc:
         return SubmitResult(False, "not_written", {"__all__": str(exc)})
     except WritePathError as exc:  # a refused candidate: nothing was written
@@ -432,7 +433,7 @@ def submit(
     return SubmitResult(True, facts=facts)
 
 
-def _confirm(owner: Owner, data: dict, actor: str, prefix: str) -> list[Fact]:
+def _confirm(owner: Owner, data: dict, actor: str, prefix: str, agent_id=None) -> list[Fact]:
 
     with cards.rollback_files(["persona", "user"]), transaction.atomic():
         facts = []
@@ -449,7 +450,11 @@ def _confirm(owner: Owner, data: dict, actor: str, prefix: str) -> list[Fact]:
                 verified=True,
             )
             result = writepath.propose(
-                candidate, actor=actor, owner=owner, operation_id=f"{prefix}:{plan['key']}"
+                candidate,
+                actor=actor,
+                owner=owner,
+                operation_id=f"{prefix}:{plan['key']}",
+                agent_id=agent_id,
             )
             if result.fact is None:
                 raise NotWritten(

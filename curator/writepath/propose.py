@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from django.conf import settings
@@ -53,24 +54,38 @@ def propose(
     operation_id: str | None = None,
     job_run: str = "",
     batch: str = "",
+    agent_id: int | None = None,
+    scopes: Collection[str] | None = None,
 ) -> Result:
-    """Route one candidate memory; safe inside an outer transaction.atomic()."""
+    """Route one candidate memory; safe inside an outer transaction.atomic().
+
+    `agent_id`: the agent asking (recorded on the event, the fact or the pending item).
+    `scopes`: the scopes the candidate's agent may write (None: any); a candidate outside
+    them is dropped, with an event saying so (the API refuses such a request before this).
+    """
     if operation_id and (done := replay(operation_id)):
         return done
     _check_actor(actor)
     owner = owner or Owner.default()
     clean = clean_candidate(candidate, owner)
-    work = Work(owner, actor, job_run=job_run, batch=batch)
+    work = Work(owner, actor, job_run=job_run, batch=batch, agent_id=agent_id)
     try:
         with transaction.atomic():
             # Checked again under the write lock: a concurrent twin may have committed.
             if operation_id and (done := replay(operation_id)):
                 return done
+            if scopes is not None and _scope_of(clean) not in scopes:
+                return _drop(clean, work, operation_id, "scope_not_allowed")
             return _route(clean, work, operation_id)
     except IntegrityError:
         if operation_id and (done := replay(operation_id)):
             return done
         raise
+
+
+def _scope_of(clean: Clean) -> str:
+    """The scope a candidate writes: a suggested deletion's is its target's."""
+    return clean.delete_fact.scope if clean.delete_fact is not None else clean.scope
 
 
 def replay(operation_id: str) -> Result | None:
@@ -223,12 +238,21 @@ def _repeat_pending(item: PendingItem, clean: Clean, work: Work, operation_id) -
     return Result(PENDING, None, item, event)
 
 
+def proposer(clean: Clean, work: Work) -> int | None:
+    """The agent a new fact or pending item belongs to: the one that asked, else the one
+    whose conversation turn it was extracted from (None: the person or a job on its own)."""
+    if work.agent_id:
+        return work.agent_id
+    return clean.source_turn.agent_id if clean.source_turn is not None else None
+
+
 def _queue(clean, work, operation_id, reason: str, holder: Fact | None) -> Result:
     candidate = _candidate_json(clean)
     if holder is not None and reason == PendingReason.CONFLICT:
         candidate["replaces"] = {"id": holder.pk, "content": holder.content}
     item = PendingItem.objects.create(
         owner=work.owner,
+        agent_id=proposer(clean, work),
         candidate=candidate,
         confidence=clean.confidence,
         reason=reason,
@@ -252,10 +276,13 @@ def _queue(clean, work, operation_id, reason: str, holder: Fact | None) -> Resul
     return Result(PENDING, None, item, event)
 
 
-def _new_fact(clean: Clean, owner: Owner, *, verified: bool, confidence: float) -> Fact:
+def _new_fact(
+    clean: Clean, owner: Owner, *, verified: bool, confidence: float, agent_id: int | None
+) -> Fact:
     priority, expires_at = clean.retention()
     return Fact(
         owner=owner,
+        agent_id=agent_id,
         scope=clean.scope,
         type=clean.type,
         subject=clean.subject,
@@ -272,9 +299,13 @@ def _new_fact(clean: Clean, owner: Owner, *, verified: bool, confidence: float) 
     )
 
 
-def _put(clean: Clean, work: Work, holder: Fact | None, *, verified, confidence) -> Fact:
-    """Create the fact; a holder of the same subject + predicate becomes its past version."""
-    fact = _new_fact(clean, work.owner, verified=verified, confidence=confidence)
+def _put(
+    clean: Clean, work: Work, holder: Fact | None, *, verified, confidence, agent_id=None
+) -> Fact:
+    """Create the fact; a holder of the same subject + predicate becomes its past version.
+    `agent_id`: whose proposal it is (default: the proposer of this write)."""
+    agent_id = agent_id or proposer(clean, work)
+    fact = _new_fact(clean, work.owner, verified=verified, confidence=confidence, agent_id=agent_id)
     if holder is not None:
         before = snapshot(holder)
         holder.status = FactStatus.SUPERSEDED
