@@ -117,9 +117,7 @@ def test_the_agent_page_lists_its_recalls(client_in, agent_api, django_capture_o
     assert f'href="/facts/{fact["fact"]["id"]}/"' in html
 
 
-def test_the_agent_page_says_how_much_of_its_proposals_was_confirmed(
-    client_in, agent_api, api
-):
+def test_the_agent_page_says_how_much_of_its_proposals_was_confirmed(client_in, agent_api, api):
     token, agent = agent_api
     first = agent.post("/memories", {"content": "可能养猫", "confidence": 0.7}).json()
     agent.post("/memories", {"content": "可能喜欢爬山", "confidence": 0.7})
@@ -205,9 +203,7 @@ def test_pausing_all_memory_writes_from_settings(client_in, agent_api):
     assert "data-writes-paused" not in client_in.get("/").content.decode()
 
 
-def test_getting_started_points_to_the_agents_page_until_an_agent_has_called(
-    client_in, agent_api
-):
+def test_getting_started_points_to_the_agents_page_until_an_agent_has_called(client_in, agent_api):
     _token, api = agent_api
     assert 'class="connect-cta"' in client_in.get("/").content.decode()
     api.get("/memories")
