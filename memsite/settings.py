@@ -195,7 +195,12 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("MEMSITE_LOG_LEVEL", "INFO")},
     # run_huey attaches its own handler to "huey"; propagating would print every line twice.
-    "loggers": {"jieba": {"level": "WARNING"}, "huey": {"propagate": False}},
+    "loggers": {
+        "jieba": {"level": "WARNING"},
+        "huey": {"propagate": False},
+        # The MCP SDK logs every stateless request's start and end at INFO.
+        "mcp": {"level": "WARNING"},
+    },
 }
 
 # Cards and onboarding (issue 7): the persona + user cards injected into every turn share this

@@ -4,12 +4,15 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from django.views.i18n import set_language
 
-from memsite.api import api
+from memsite.api import api, mcp
 from memsite.web import accounts
 
 urlpatterns = [
     # First: agents call it most, and every pattern tried before it costs each API request.
     path("api/v1/", api.urls),
+    # MCP over streamable HTTP (the same tools as `manage.py mcp` on stdio).
+    path("mcp", mcp.endpoint, name="mcp"),
+    path("mcp/", mcp.endpoint),
     path("agents/", include("memsite.web.urls_agents")),
     # The token list lived on Settings before the Agents page (issue 20).
     path("settings/tokens/", RedirectView.as_view(pattern_name="agents", permanent=True)),

@@ -94,6 +94,8 @@ class Candidate:
     source_turn_id: int | None = None
     verified: bool = False
     delete_fact_id: int | None = None
+    # A time the memory stops being true ("until Friday"); wins over priority's expiry.
+    expires_at: datetime | str | None = None
 
 
 @dataclass

@@ -162,6 +162,9 @@ class MemoryIn(Schema):
     importance: float = Field(0.5, ge=0, le=1)
     priority: PriorityName | None = None
     duration: DurationName | None = Field(None, description="Instead of priority.")
+    expires_at: datetime | None = Field(
+        None, description="When it stops being true (wins over the retention's expiry)."
+    )
     tags: list[str] = Field(default_factory=list, max_length=wp.MAX_TAGS)
     source_turn_id: int | None = Field(None, ge=1, le=2**63 - 1)
     operation_id: str | None = Field(
