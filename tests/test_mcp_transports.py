@@ -3,6 +3,7 @@ with the token in the environment) and over HTTP (/mcp on a running `manage.py s
 Huey consumer indexes what was remembered). Remember, then recall finds it; a read-only
 token's remember is refused; a paused agent's remember stores nothing."""
 
+import json
 import os
 import re
 import subprocess
@@ -15,6 +16,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+
+from memsite.web.connect import snippets
 
 REPO = Path(__file__).resolve().parent.parent
 MANAGE = str(REPO / "manage.py")
@@ -178,3 +181,28 @@ def test_stdio_without_a_valid_token_exits_with_one_sentence(app, token):
     assert done.returncode == 1 and done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "token" in lines[0]
+
+
+def test_the_connection_snippets_of_the_agents_page_work_as_pasted(app, settings):
+    """What a person pastes into Claude Desktop / Cursor: the stdio command with its own
+    environment only (no variables of this test process), and the HTTP URL with its header."""
+    settings.DATA_DIR = Path(app["env"]["MEMSITE_DATA_DIR"])
+    token = app["tokens"]["http"]
+    found = {s.key: json.loads(s.text) for s in snippets(app["url"], token) if "mcp" in s.key}
+    stdio = found["mcp-stdio"]["mcpServers"]["memory-curator"]
+    http = found["mcp-http"]["mcpServers"]["memory-curator"]
+
+    async def run():
+        pasted = StdioServerParameters(
+            command=stdio["command"], args=stdio["args"], env=stdio["env"]
+        )
+        async with Client(pasted) as client:
+            assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+        with_header = create_mcp_http_client(headers=http["headers"])
+        async with (
+            with_header,
+            Client(streamable_http_client(http["url"], http_client=with_header)) as client,
+        ):
+            assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+
+    anyio.run(run)
