@@ -205,3 +205,16 @@ def test_revoked_agents_stay_in_the_history(agent):
     api.post("/memories", {"content": "喜欢乌龙茶", "confidence": 0.95})
     token.delete()  # even a deleted token leaves its memories (the reference is cleared)
     assert Fact.objects.get().agent is None and ApiToken.objects.count() == 0
+
+
+def test_a_limited_agent_sees_and_answers_only_pending_items_in_its_scopes(client, api, db):
+    user = api.post("/memories", {"content": "可能养了猫", "confidence": 0.7, "scope": "user"})
+    project = api.post(
+        "/memories", {"content": "orchard 可能换框架", "confidence": 0.7, "scope": "project"}
+    )
+    _token, limited = _limited(client, read=["project"], write=["project"])
+    listed = limited.get("/pending").json()["items"]
+    assert [i["id"] for i in listed] == [project.json()["pending"]["id"]]
+    hidden = user.json()["pending"]["id"]
+    assert_error(limited.post(f"/pending/{hidden}/confirm"), 404, "not_found")
+    assert PendingItem.objects.get(pk=hidden).status == "pending"
