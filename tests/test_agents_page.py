@@ -113,8 +113,9 @@ def test_the_agent_page_lists_its_recalls(client_in, agent_api, django_capture_o
         fact = api.post("/memories", {"content": "住在杭州西湖区", "confidence": 0.95}).json()
     api.post("/search", {"query": "杭州在哪"})
     html = client_in.get(f"/agents/{token.pk}/").content.decode()
-    assert "杭州在哪" in html
-    assert f'href="/facts/{fact["fact"]["id"]}/"' in html
+    recalls = html[html.index('id="recalls"') :]
+    assert "杭州在哪" in recalls and "住在杭州西湖区" in recalls  # the query and what came back
+    assert f'href="/facts/{fact["fact"]["id"]}/"' in recalls
 
 
 def test_the_agent_page_says_how_much_of_its_proposals_was_confirmed(client_in, agent_api, api):

@@ -238,3 +238,10 @@ def test_a_stateless_endpoint_refuses_get_and_delete(mcp):
     for method in ("get", "delete"):
         response = getattr(mcp.client, method)("/mcp", headers={"Authorization": "x"})
         assert response.status_code == 405 and response["Allow"] == "POST"
+
+
+def test_a_body_over_the_api_limit_is_refused_before_it_is_read(mcp, settings):
+    settings.API_MAX_BODY_BYTES = 200
+    response = mcp.post("tools/call", {"name": "remember", "arguments": {"content": "x" * 500}})
+    assert response.status_code == 413 and response.json()["code"] == "too_large"
+    assert not Fact.objects.exists()

@@ -29,6 +29,7 @@ import anyio
 from asgiref.sync import async_to_sync, sync_to_async
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
@@ -451,7 +452,7 @@ def endpoint(request: HttpRequest) -> HttpResponse:
         agent = agent_for_token(header[7:])
     except ApiError as exc:
         return json_error(exc.status, exc.detail, exc.code, exc.fields, exc.headers)
-    if len(request.body) > settings.API_MAX_BODY_BYTES:
+    if _content_length(request) > settings.API_MAX_BODY_BYTES:
         return json_error(413, _("The request is too large."), "too_large")
     status, headers, body = async_to_sync(_serve)(request, agent)
     response = HttpResponse(body, status=status)
@@ -459,6 +460,21 @@ def endpoint(request: HttpRequest) -> HttpResponse:
         if name.lower() not in ("content-length",):
             response[name] = value
     return response
+
+
+def _content_length(request: HttpRequest) -> int:
+    """Checked before the body is read (a chunked body without one is read up to Django's
+    DATA_UPLOAD_MAX_MEMORY_SIZE, then refused by the same check on its real size)."""
+    try:
+        declared = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        declared = 0
+    if declared:
+        return declared
+    try:
+        return len(request.body)
+    except RequestDataTooBig:
+        return settings.API_MAX_BODY_BYTES + 1
 
 
 async def _serve(request: HttpRequest, agent: ApiToken) -> tuple[int, list, bytes]:

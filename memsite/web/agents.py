@@ -189,23 +189,23 @@ def agent_rows(agents: list[ApiToken], now=None) -> list[AgentRow]:
 
 def recent_recalls(agent: ApiToken, limit: int = RECENT_RECALLS) -> list[dict]:
     """The agent's latest searches: query, what came back (with links), when."""
-    logs = RecallLog.objects.filter(agent=agent).order_by("-created_at", "-id")[:limit]
+    logs = list(RecallLog.objects.filter(agent=agent).order_by("-created_at", "-id")[:limit])
+    fact_ids = {i.get("id") for log in logs for i in log.results or [] if i.get("kind") == "fact"}
+    texts = dict(Fact.objects.filter(pk__in=fact_ids).values_list("pk", "content"))
     return [
-        {
-            "log": log,
-            "items": [_recalled(item) for item in log.results or []],
-        }
+        {"log": log, "items": [_recalled(item, texts) for item in log.results or []]}
         for log in logs
     ]
 
 
-def _recalled(item: dict) -> dict:
+def _recalled(item: dict, texts: dict[int, str]) -> dict:
     kind, pk = str(item.get("kind", "")), item.get("id")
     try:
         url = reverse(ITEM_PAGES[kind], args=[pk]) if kind in ITEM_PAGES else ""
     except NoReverseMatch:
         url = ""
-    return {"kind": kind, "id": pk, "url": url, "rank": item.get("rank")}
+    text = texts.get(pk, "") if kind == "fact" else ""
+    return {"kind": kind, "id": pk, "url": url, "rank": item.get("rank"), "text": text}
 
 
 # -- views ---------------------------------------------------------------------------------------
