@@ -7,6 +7,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+LOCK := requirements.lock
 ENGINE := $(VENV)/lib/memsite/e5q.so
 # What the last engine build made, or that it found no compiler (retrieval/engine/build.py).
 ENGINE_RECORD := $(VENV)/lib/memsite/e5q.build.json
@@ -14,7 +15,7 @@ BROWSER_PACKAGES := chromium fonts-wqy-microhei
 # apt needs root; use sudo only when we are not root already.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help install engine messages migrate run demo test browser lint bench clean FORCE
+.PHONY: help install engine lock messages migrate run demo test browser lint bench clean FORCE
 
 help: ## List the targets
 	@echo "Memory Curator. Set MEMSITE_HOST / MEMSITE_PORT to change where 'make run' listens."
@@ -22,12 +23,21 @@ help: ## List the targets
 
 install: $(STAMP) $(ENGINE_RECORD) ## Create .venv, install the project, compile the embedding engine
 
-# The stamp makes pip run only when pyproject.toml is newer than the last install.
-# grep drops pip's harmless "Location ... is ignored" notes; pipefail still reports pip errors.
-$(STAMP): pyproject.toml
+# The exact versions the tests ran with, every file's hash checked (requirements.lock), then
+# the project itself without dependencies. The stamp makes pip run only when pyproject.toml or
+# the lock is newer than the last install. grep drops pip's harmless "Location ... is ignored"
+# notes; pipefail still reports pip errors.
+$(STAMP): pyproject.toml $(LOCK)
 	[ -x $(PY) ] || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -e '.[dev]' 2>&1 | { grep -v "Location '.*' is ignored" || true; }
+	$(PY) -m pip install -q --require-hashes -r $(LOCK) 2>&1 | { grep -v "Location '.*' is ignored" || true; }
+	$(PY) -m pip install -q --no-deps -e . 2>&1 | { grep -v "Location '.*' is ignored" || true; }
 	touch $@
+
+# Resolves pyproject.toml (with the dev extra) for every platform against PyPI, keeping the
+# pinned versions that still fit; ARGS=--upgrade takes the newest. Then run make test.
+lock: install ## Renew requirements.lock after changing dependencies in pyproject.toml
+	$(VENV)/bin/uv pip compile pyproject.toml --extra dev --universal --generate-hashes \
+	  --python-version 3.11 --index-url https://pypi.org/simple --no-header -o $(LOCK) $(ARGS)
 
 # The query embedding engine, one library for any x86-64 CPU (it picks its AVX-512 / AVX2 /
 # baseline code when loaded). Without a compiler the build says so once: its record is the

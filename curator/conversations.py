@@ -60,13 +60,19 @@ _TURN_BY_KEY = (
 )
 
 
-def session_for(external_id: str, *, create: bool = False, started_at=None) -> Session | None:
+def session_for(
+    external_id: str, *, create: bool = False, started_at=None, agent_id: int | None = None
+) -> Session | None:
     session = next(iter(Session.objects.raw(_SESSION_BY_ID, [external_id])), None)
     if session is not None or not create:
         return session
     session, _ = Session.objects.get_or_create(  # get_or_create: a concurrent first turn
         external_id=external_id,
-        defaults={"owner": Owner.default(), "started_at": started_at or timezone.now()},
+        defaults={
+            "owner": Owner.default(),
+            "started_at": started_at or timezone.now(),
+            "agent_id": agent_id,
+        },
     )
     return session
 
@@ -88,11 +94,12 @@ def record_turn(
     tool_calls=None,
     tool_results=None,
     timestamp: datetime | None = None,
+    agent_id: int | None = None,
 ) -> TurnResult:
     """Store one turn (creating its session on first sight) and queue its indexing and extraction.
 
     The same turn again returns the stored one; other content under the same key raises
-    TurnConflict, because raw turns are never rewritten.
+    TurnConflict, because raw turns are never rewritten. `agent_id`: the agent recording it.
     """
     timestamp = aware(timestamp) or timezone.now()
     # A retry is answered from a read, outside the write queue; a retry racing its original
@@ -101,9 +108,10 @@ def record_turn(
         return _repeat(turn, role, content, tool_calls, tool_results)
     try:
         with transaction.atomic():
-            session = session_for(session_id, create=True, started_at=timestamp)
+            session = session_for(session_id, create=True, started_at=timestamp, agent_id=agent_id)
             turn = ConversationTurn.objects.create(
                 session=session,
+                agent_id=agent_id,
                 turn_index=turn_index,
                 role=role,
                 content=content,

@@ -177,6 +177,16 @@ class Fact(models.Model):
     source_episode = models.ForeignKey(
         "Episode", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # The agent (API token) whose request or conversation produced it; a string reference,
+    # so the domain never imports the web layer's models.
+    agent = models.ForeignKey(
+        "memsite.ApiToken",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("agent"),
+    )
     tags = models.JSONField(_("tags"), default=list, blank=True)
     access_count = models.PositiveIntegerField(_("times recalled"), default=0)
     last_accessed_at = models.DateTimeField(_("last recalled"), null=True, blank=True)
@@ -257,6 +267,16 @@ class PendingItem(models.Model):
     resulting_fact = models.ForeignKey(
         Fact, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # The agent (API token) whose request or conversation produced it; a string reference,
+    # so the domain never imports the web layer's models.
+    agent = models.ForeignKey(
+        "memsite.ApiToken",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("agent"),
+    )
     created_at = models.DateTimeField(_("created"), default=timezone.now)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
 
@@ -276,6 +296,16 @@ class Session(models.Model):
     started_at = models.DateTimeField(_("started"), default=timezone.now)
     ended_at = models.DateTimeField(_("ended"), null=True, blank=True)
     llm_calls = models.PositiveIntegerField(_("LLM extraction calls"), default=0)
+    # The agent (API token) that recorded its first turn; a string reference, so the domain
+    # never imports the web layer's models.
+    agent = models.ForeignKey(
+        "memsite.ApiToken",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("agent"),
+    )
 
     class Meta:
         verbose_name = _("session")
@@ -308,6 +338,16 @@ class ConversationTurn(models.Model):
         "Episode", on_delete=models.SET_NULL, null=True, blank=True, related_name="turns"
     )
     extracted = models.BooleanField(_("extracted"), default=False, db_index=True)
+    # The agent (API token) that recorded it; a string reference,
+    # so the domain never imports the web layer's models.
+    agent = models.ForeignKey(
+        "memsite.ApiToken",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("agent"),
+    )
 
     class Meta:
         verbose_name = _("conversation turn")
@@ -478,6 +518,16 @@ class MemoryEvent(models.Model):
         blank=True,
         related_name="reverted_by",
         verbose_name=_("undoes"),
+    )
+    # The agent (API token) whose request made the change (None: the person or a job); a
+    # string reference, so the domain never imports the web layer's models.
+    agent = models.ForeignKey(
+        "memsite.ApiToken",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("agent"),
     )
     payload = models.JSONField(_("details"), default=dict, blank=True)
     created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)

@@ -402,6 +402,7 @@ def submit(
     owner: Owner | None = None,
     actor: str = Actor.PERSON,
     operation_id: str | None = None,
+    agent_id: int | None = None,
 ) -> SubmitResult:
     """Confirm the onboarding: both cards, the facts and the owner's flags, all or nothing.
 
@@ -426,7 +427,7 @@ def submit(
         return SubmitResult(False, "already_confirmed", {"__all__": message})
 
     try:
-        facts = _confirm(owner, cleaned, actor, prefix, same_request=bool(operation_id))
+        facts = _confirm(owner, cleaned, actor, prefix, agent_id, same_request=bool(operation_id))
     except NotWritten as exc:
         return SubmitResult(False, "not_written", {"__all__": str(exc)})
     except WritePathError as exc:  # a refused candidate: nothing was written
@@ -447,7 +448,12 @@ def _conflict(prefix: str) -> str:
 
 
 def _confirm(
-    owner: Owner, data: dict, actor: str, prefix: str, same_request: bool = False
+    owner: Owner,
+    data: dict,
+    actor: str,
+    prefix: str,
+    agent_id=None,
+    same_request: bool = False,
 ) -> list[Fact]:
 
     with cards.rollback_files(["persona", "user"]), transaction.atomic():
@@ -470,6 +476,7 @@ def _confirm(
                 owner=owner,
                 operation_id=f"{prefix}:{plan['key']}",
                 same_request=same_request,
+                agent_id=agent_id,
             )
             if result.fact is None:
                 raise NotWritten(

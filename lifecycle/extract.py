@@ -26,6 +26,7 @@ from curator.writepath import Candidate, InvalidCandidate, Result, change_fact, 
 from lifecycle import llm, rules, runs
 from lifecycle.embedqueue import dead_letter
 from lifecycle.models import DeadTask, ExtractionItem, JobKind, QueueStatus, Trigger
+from memsite.core.agents import write_scopes_of
 from retrieval.backends import Filters, keyword_hits, vector_hits
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,7 @@ def _commit(turn, candidates: list[Candidate], job_run: str, boosts=None) -> lis
     """Propose every candidate and mark the turn, in one transaction (all or nothing)."""
     results: list[Result] = []
     owner, boosts = turn.session.owner, boosts or {}
+    scopes = write_scopes_of(turn.agent_id)  # an agent limited to some scopes stays within them
     with transaction.atomic():
         if ConversationTurn.objects.filter(pk=turn.pk, extracted=True).exists():
             return []  # another worker finished it meanwhile
@@ -108,6 +110,7 @@ def _commit(turn, candidates: list[Candidate], job_run: str, boosts=None) -> lis
                     # per extractor: a later LLM retry of a turn the rules took is not a replay
                     operation_id=f"extract:{turn.pk}:{candidate.source}:{index}",
                     job_run=job_run,
+                    scopes=scopes,
                 )
             except InvalidCandidate as exc:
                 log.info("turn %s: candidate refused by the write path: %s", turn.pk, exc)

@@ -1,4 +1,4 @@
-"""Project-level models: the API tokens agents use to reach the memory."""
+"""Project-level models: the agents (one API token each) and the switch that pauses their writes."""
 
 from django.db import models
 from django.utils import timezone
@@ -11,13 +11,19 @@ class TokenScope(models.TextChoices):
 
 
 class ApiToken(models.Model):
-    """A bearer token for one agent. Only a SHA-256 digest is stored: the token is shown once.
+    """An agent: its bearer token, what it may do, and whether it is paused.
 
-    Tokens are 256-bit random strings, so a fast digest is enough (no password stretching
-    is needed against guessing), and lookup by digest is one indexed query per request.
+    Only a SHA-256 digest of the token is stored: the token is shown once. Tokens are 256-bit
+    random strings, so a fast digest is enough (no password stretching is needed against
+    guessing), and lookup by digest is one indexed query per request.
+
+    Scope limits are lists of memory scopes (curator.models.Scope values); an empty list
+    means every scope. Pausing keeps the token valid but refuses its writes (and, with
+    reads_paused, its reads) with 423, so nothing is stored and nothing has to be re-issued.
     """
 
     name = models.CharField(_("name"), max_length=100)
+    description = models.TextField(_("description"), blank=True)
     prefix = models.CharField(_("starts with"), max_length=16)
     digest = models.CharField(_("digest"), max_length=64, unique=True)
     scope = models.CharField(
@@ -27,10 +33,14 @@ class ApiToken(models.Model):
     expires_at = models.DateTimeField(_("expires"), null=True, blank=True)
     last_used_at = models.DateTimeField(_("last used"), null=True, blank=True)
     revoked_at = models.DateTimeField(_("revoked"), null=True, blank=True)
+    writes_paused = models.BooleanField(_("writes paused"), default=False)
+    reads_paused = models.BooleanField(_("reads paused"), default=False)
+    read_scopes = models.JSONField(_("may read"), default=list, blank=True)
+    write_scopes = models.JSONField(_("may write"), default=list, blank=True)
 
     class Meta:
-        verbose_name = _("API token")
-        verbose_name_plural = _("API tokens")
+        verbose_name = _("agent")
+        verbose_name_plural = _("agents")
         ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
@@ -47,3 +57,17 @@ class ApiToken(models.Model):
         if self.expires_at and self.expires_at <= (now or timezone.now()):
             return "expired"
         return "active"
+
+
+class MemoryPause(models.Model):
+    """The person's "pause all memory writes" switch: one row (pk 1), off when missing."""
+
+    writes_paused = models.BooleanField(_("all memory writes paused"), default=False)
+    changed_at = models.DateTimeField(_("changed"), default=timezone.now)
+
+    class Meta:
+        verbose_name = _("memory pause")
+        verbose_name_plural = _("memory pause")
+
+    def __str__(self) -> str:
+        return "paused" if self.writes_paused else "open"

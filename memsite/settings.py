@@ -4,13 +4,29 @@ import os
 import secrets
 from pathlib import Path
 
+import platformdirs
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 from memsite.core.env import env, env_bool, env_float, env_int
 
+
+def _default_data_dir(base: Path, in_checkout: bool) -> str:
+    if in_checkout:
+        return str(base / "data")
+    # e.g. ~/.local/share/memory-curator, ~/Library/Application Support/memory-curator
+    return platformdirs.user_data_dir("memory-curator", appauthor=False)
+
+
 BASE_DIR = Path(__file__).resolve().parent.parent
-DATA_DIR = Path(env("MEMSITE_DATA_DIR", str(BASE_DIR / "data"))).expanduser().resolve()
+# A git checkout (manage.py beside the packages) keeps its data in ./data; an installed app
+# (pipx, a wheel) has BASE_DIR = site-packages and uses the platform's user data directory.
+IN_CHECKOUT = (BASE_DIR / "manage.py").is_file()
+DATA_DIR = Path(env("MEMSITE_DATA_DIR") or _default_data_dir(BASE_DIR, IN_CHECKOUT))
+DATA_DIR = DATA_DIR.expanduser().resolve()
+# Templates, static files and translations: beside the packages in a checkout; bundled into
+# memsite/_bundled by the wheel build (setup.py) when installed.
+ASSETS_DIR = BASE_DIR if IN_CHECKOUT else Path(__file__).resolve().parent / "_bundled"
 
 
 def _prepare_data_dir(path: Path) -> None:
@@ -86,7 +102,7 @@ WSGI_APPLICATION = "memsite.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [ASSETS_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -129,13 +145,13 @@ LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = env("MEMSITE_LANGUAGE", "en")
 LANGUAGES = [("en", _("English")), ("zh-hans", _("Simplified Chinese"))]
-LOCALE_PATHS = [BASE_DIR / "locale"]
+LOCALE_PATHS = [ASSETS_DIR / "locale"]
 TIME_ZONE = env("MEMSITE_TIME_ZONE", "UTC")
 USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [ASSETS_DIR / "static"]
 STATIC_ROOT = DATA_DIR / "staticfiles"
 STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise warns on every request when it is missing
 STORAGES = {
@@ -179,7 +195,12 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("MEMSITE_LOG_LEVEL", "INFO")},
     # run_huey attaches its own handler to "huey"; propagating would print every line twice.
-    "loggers": {"jieba": {"level": "WARNING"}, "huey": {"propagate": False}},
+    "loggers": {
+        "jieba": {"level": "WARNING"},
+        "huey": {"propagate": False},
+        # The MCP SDK logs every stateless request's start and end at INFO.
+        "mcp": {"level": "WARNING"},
+    },
 }
 
 # Cards and onboarding (issue 7): the persona + user cards injected into every turn share this

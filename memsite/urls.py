@@ -1,15 +1,21 @@
 from django.contrib import admin
 from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
+from django.views.generic import RedirectView
 from django.views.i18n import set_language
 
-from memsite.api import api
+from memsite.api import api, mcp
 from memsite.web import accounts
 
 urlpatterns = [
     # First: agents call it most, and every pattern tried before it costs each API request.
     path("api/v1/", api.urls),
-    path("settings/tokens/", include("memsite.web.urls_tokens")),
+    # MCP over streamable HTTP (the same tools as `manage.py mcp` on stdio).
+    path("mcp", mcp.endpoint, name="mcp"),
+    path("mcp/", mcp.endpoint),
+    path("agents/", include("memsite.web.urls_agents")),
+    # The token list lived on Settings before the Agents page (issue 20).
+    path("settings/tokens/", RedirectView.as_view(pattern_name="agents", permanent=True)),
     path("", include("memsite.web.urls_curator")),
     path("", include("memsite.web.urls_retrieval")),
     path("", include("memsite.web.urls_jobs")),

@@ -61,6 +61,10 @@ class Filters:
     time_to: datetime | None = None
     session_id: int | None = None
     now: datetime = field(default_factory=timezone.now)
+    # An agent's read limits (None: no limit): the fact scopes it may read, and the sessions
+    # whose turns, episodes and attachments it may see (its own, when its scopes are limited).
+    fact_scopes: frozenset[str] | None = None
+    sessions: frozenset[int] | None = None
 
     @property
     def scoped(self) -> bool:

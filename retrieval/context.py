@@ -22,7 +22,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from curator.compiler import compiled_profile
-from curator.models import Actor, Session
+from curator.models import Actor, Scope, Session
 from retrieval import budget as tb
 from retrieval import triggers
 from retrieval.search import SearchResult, resolve_owner, search
@@ -131,11 +131,19 @@ class ContextResult:
 # --------------------------------------------------------------------------------------
 
 
-def core_cards(card_budget: int) -> list[tb.Block]:
-    """The persona and user cards as injected (compiled within their budget)."""
+# The memory scope each injected card is written from: an agent limited to other scopes
+# does not get that card.
+CARD_SCOPES = {"persona": Scope.SYSTEM, "user": Scope.USER}
+
+
+def core_cards(card_budget: int, scopes: frozenset[str] | None = None) -> list[tb.Block]:
+    """The persona and user cards as injected (compiled within their budget); `scopes`
+    limits them to the cards of those scopes (None: both)."""
     profile = compiled_profile(card_budget)
     blocks = []
     for name, compiled in (("persona", profile.persona), ("user", profile.user)):
+        if scopes is not None and CARD_SCOPES[name] not in scopes:
+            continue
         if compiled.text.strip():
             text = compiled.text.strip()
             blocks.append(
@@ -233,14 +241,23 @@ def assemble(
     actor: str = Actor.AGENT,
     record: bool = True,
     budgets: Budgets | None = None,
+    agent_id: int | None = None,
+    fact_scopes: frozenset[str] | None = None,
+    sessions: frozenset[int] | None = None,
 ) -> ContextResult:
-    """The context for one message. evidence_mode: "auto" (when triggered), "always", "never"."""
+    """The context for one message. evidence_mode: "auto" (when triggered), "always", "never".
+
+    `agent_id`, `fact_scopes` and `sessions`: the agent it is for and its read limits (see
+    search); a session outside `sessions` contributes no turns."""
     owner = resolve_owner(owner)
     now = now or timezone.now()
     budgets = budgets or Budgets.from_settings(max_tokens)
     session = _session(owner, session_id)
+    if session is not None and sessions is not None and session.pk not in sessions:
+        session = None
     detection = triggers.detect(query, timezone.localtime(now))
-    cards = tb.Section("cards", budgets.cards, core_cards(budgets.cards), protected=True)
+    card_blocks = core_cards(budgets.cards, fact_scopes)
+    cards = tb.Section("cards", budgets.cards, card_blocks, protected=True)
     turns = tb.Section("turns", budgets.turns, recent_turns(session, budgets.turns))
     result, blocks = None, []
     wanted = evidence_mode == "always" or (evidence_mode == "auto" and detection.triggered)
@@ -258,6 +275,9 @@ def assemble(
             caller=caller,
             actor=actor,
             record=record,
+            agent_id=agent_id,
+            fact_scopes=fact_scopes,
+            sessions=sessions,
         )
         in_turns = {(b.meta["kind"], b.meta["id"]) for b in turns.blocks}
         blocks = evidence(result, in_turns, budgets.evidence)

@@ -106,6 +106,16 @@ class RecallLog(models.Model):
     degraded_reason = models.TextField(_("why degraded"), blank=True)
     results = models.JSONField(_("results"), default=list, blank=True)
     took_ms = models.FloatField(_("took (ms)"), default=0)
+    # The agent (API token) that received these results (None: a page or a job); a string
+    # reference, so this app never imports the web layer's models.
+    agent = models.ForeignKey(
+        "memsite.ApiToken",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("agent"),
+    )
     created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
 
     class Meta:

@@ -253,7 +253,7 @@ class Row(SimpleNamespace):
 
 ROW_FIELDS = {
     Kind.FACT: "id owner_id subject predicate content status expires_at updated_at created_at "
-    "importance access_count".split(),
+    "importance access_count scope".split(),
     Kind.EPISODE: "id owner_id session_id summary goal started_at importance access_count".split(),
     Kind.TURN: "id session_id turn_index role content timestamp session__owner_id "
     "session__title session__external_id".split(),
@@ -331,6 +331,10 @@ def gate(kind: str, obj, f: Filters) -> str | None:
         return "owner"
     if kind not in f.kinds:
         return "kind"
+    if kind == Kind.FACT and f.fact_scopes is not None and obj.scope not in f.fact_scopes:
+        return "scope"
+    if kind != Kind.FACT and f.sessions is not None and obj.session_id not in f.sessions:
+        return "scope"
     if kind == Kind.FACT and not f.include_inactive:
         if obj.status != "active":
             return obj.status
@@ -487,6 +491,8 @@ def _recent_fallback(f: Filters, limit: int) -> list[tuple[tuple[str, int], obje
     turns = ConversationTurn.objects.filter(session__owner_id=f.owner_id).select_related("session")
     if f.session_id:
         turns = turns.filter(session_id=f.session_id)
+    if f.sessions is not None:
+        turns = turns.filter(session_id__in=f.sessions)
     if f.time_from:
         turns = turns.filter(timestamp__gte=f.time_from)
     if f.time_to:
@@ -512,9 +518,15 @@ def search(
     caller: str = "api",
     actor: str = Actor.AGENT,
     record: bool = True,
+    agent_id: int | None = None,
+    fact_scopes: frozenset[str] | None = None,
+    sessions: frozenset[int] | None = None,
 ) -> SearchResult:
     """Hybrid search with full breakdowns. `record=False` (the debugger) neither bumps
-    access counters nor writes the recall log: looking is not recalling."""
+    access counters nor writes the recall log: looking is not recalling.
+
+    `agent_id` is the agent receiving the results (the recall log says who got what);
+    `fact_scopes` and `sessions` are its read limits (see backends.Filters)."""
     started = time.perf_counter()
     if mode not in MODES:
         raise SearchError(_("Unknown mode %(mode)s.") % {"mode": mode})
@@ -529,6 +541,8 @@ def search(
         time_to,
         session_id,
         now or timezone.now(),
+        fact_scopes,
+        sessions,
     )
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -601,7 +615,7 @@ def search(
     )
     timings["total"] = (time.perf_counter() - started) * 1000
     if record:
-        _record(result, owner, caller, f.now)
+        _record(result, owner, caller, f.now, agent_id)
     return result
 
 
@@ -637,10 +651,13 @@ def _item(scored: scoring.Scored, obj, query_tokens: list[str]) -> SearchItem:
 _RECALL_WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-log")
 
 
-def _record(result: SearchResult, owner: Owner, caller: str, now: datetime) -> None:
+def _record(
+    result: SearchResult, owner: Owner, caller: str, now: datetime, agent_id: int | None = None
+) -> None:
     items = [(i.kind, i.id, i.rank, i.score) for i in result.items]
     entry = {
         "owner_id": owner.pk,
+        "agent_id": agent_id,
         "query": result.query,
         "caller": caller[:32],
         "preset": result.preset,
@@ -688,7 +705,7 @@ def _write_recall(entry: dict, items: list[tuple], now: datetime) -> None:
 
 
 _RECALL_COLUMNS = (
-    "owner_id query caller preset weights mode degraded degraded_reason results took_ms"
+    "owner_id agent_id query caller preset weights mode degraded degraded_reason results took_ms"
 ).split()
 _INSERT_RECALL = (
     f"INSERT INTO {RecallLog._meta.db_table} ({', '.join(_RECALL_COLUMNS)}, created_at) "

@@ -96,3 +96,11 @@ def test_the_schema_is_built_once_and_then_served_as_built(api, monkeypatch):
     first, second = api.get("/openapi.json").json(), api.get("/openapi.json").json()
     assert first == second
     assert len(built) == 1
+
+
+def test_operation_ids_are_the_readable_function_names(api):
+    schema = api.get("/openapi.json").json()
+    ids = [op["operationId"] for item in schema["paths"].values() for op in item.values()]
+    assert len(ids) == len(set(ids))  # unique, so generated clients get one method each
+    assert {"record_turn", "end_session", "search", "context", "propose", "forget"} <= set(ids)
+    assert not [i for i in ids if i.startswith("memsite_")]

@@ -59,6 +59,7 @@ class Clean:
     verified: bool
     delete_fact: Fact | None
     why: str = ""
+    expires_at: datetime | None = None
 
     @property
     def key(self) -> str:
@@ -67,6 +68,8 @@ class Clean:
     def retention(self, start: datetime | None = None) -> tuple[str, datetime | None]:
         """(priority, expires_at) as of `start`; computed when written, not when proposed."""
         start = start or timezone.now()
+        if self.expires_at is not None:
+            return self.priority or Priority.LONG_TERM, self.expires_at
         duration = self.duration
         if self.priority is None and duration is None:
             duration = DEFAULT_RETENTION.get(self.type)
@@ -79,7 +82,9 @@ class Clean:
 
     def as_json(self) -> dict[str, Any]:
         """The candidate as a PendingItem stores it (confirm rebuilds it from this)."""
+        expiry = {"expires_at": self.expires_at.isoformat()} if self.expires_at else {}
         return {
+            **expiry,
             "content": self.content,
             "content_key": self.key,
             "subject": self.subject,
@@ -189,6 +194,31 @@ def _retention_choice(priority: Any, duration: Any) -> tuple[str | None, str | N
     return priority or None, duration or None
 
 
+def _expires_at(value: Any) -> datetime | None:
+    """A future moment (a datetime, or ISO 8601 text as pending items store it)."""
+    if value in (None, ""):
+        return None
+    moment = value
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            moment = None
+    if not isinstance(moment, datetime):
+        raise InvalidCandidate(
+            _("The expiry must be a date and time (ISO 8601)."),
+            code="invalid_expires_at",
+            field="expires_at",
+        )
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment)
+    if moment <= timezone.now():
+        raise InvalidCandidate(
+            _("The expiry must be in the future."), code="invalid_expires_at", field="expires_at"
+        )
+    return moment
+
+
 def _turn(turn_id: Any, owner: Owner) -> ConversationTurn | None:
     if turn_id in (None, ""):
         return None
@@ -242,6 +272,7 @@ def clean_candidate(candidate: Candidate, owner: Owner) -> Clean:
         verified=bool(candidate.verified),
         delete_fact=target,
         why=why if why != normalise_text(content) else "",
+        expires_at=_expires_at(candidate.expires_at),
     )
 
 

@@ -94,6 +94,8 @@ class Candidate:
     source_turn_id: int | None = None
     verified: bool = False
     delete_fact_id: int | None = None
+    # A time the memory stops being true ("until Friday"); wins over priority's expiry.
+    expires_at: datetime | str | None = None
 
 
 @dataclass
@@ -206,10 +208,23 @@ def _diff(before: dict | None, after: dict) -> tuple[dict | None, dict]:
 
 
 class Work:
-    """Collects what one operation changed, then writes its single event."""
+    """Collects what one operation changed, then writes its single event.
 
-    def __init__(self, owner: Owner, actor: str, *, job_run: str = "", batch: str = "", at=None):
+    `agent_id` is the agent (API token) whose request this is; the event records it.
+    """
+
+    def __init__(
+        self,
+        owner: Owner,
+        actor: str,
+        *,
+        job_run: str = "",
+        batch: str = "",
+        at=None,
+        agent_id: int | None = None,
+    ):
         self.owner, self.actor, self.job_run, self.batch = owner, actor, job_run, batch
+        self.agent_id = agent_id
         self.at = at  # when it happened, for history recorded afterwards (the demo's 60 days)
         self.changes: list[dict] = []
         self.fact_ids: set[int] = set()
@@ -239,6 +254,7 @@ class Work:
             event_type=event_type,
             operation_id=operation_id or None,
             actor=self.actor,
+            agent_id=self.agent_id,
             fact=fact,
             pending=pending,
             job_run=self.job_run,

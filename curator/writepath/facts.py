@@ -117,6 +117,7 @@ def edit_fact(
     actor: str,
     expected_updated_at: datetime | None = None,
     batch: str = "",
+    agent_id: int | None = None,
 ) -> Fact:
     """Change fields in place (an UPDATE event keeps the old values); stale edits are refused."""
     check_actor(actor)
@@ -132,14 +133,17 @@ def edit_fact(
         if fact.status == FactStatus.ACTIVE and values.keys() & {"subject", "predicate"}:
             subject = values.get("subject", fact.subject)
             _guard_holder(fact, subject, values.get("predicate", fact.predicate))
-        _save_fields(fact, values, EventType.UPDATE, actor, batch=batch, action="edit")
+        _save_fields(
+            fact, values, EventType.UPDATE, actor, batch=batch, agent_id=agent_id, action="edit"
+        )
     return fact
 
 
 def _save_fields(fact: Fact, values: dict, event_type: str, actor: str, **payload) -> MemoryEvent:
     batch = payload.pop("batch", "")
     job_run = payload.pop("job_run", "")
-    work = Work(fact.owner, actor, batch=batch, job_run=job_run)
+    agent_id = payload.pop("agent_id", None)
+    work = Work(fact.owner, actor, batch=batch, job_run=job_run, agent_id=agent_id)
     before = snapshot(fact)
     for name, value in values.items():
         setattr(fact, name, value)
@@ -175,7 +179,9 @@ ARCHIVABLE = (FactStatus.ACTIVE, FactStatus.EXPIRED)
 RESTORABLE = (FactStatus.ARCHIVED, FactStatus.EXPIRED, FactStatus.REJECTED)
 
 
-def _set_status(fact_id: int, status: str, event_type: str, actor: str, batch: str, allowed):
+def _set_status(
+    fact_id: int, status: str, event_type: str, actor: str, batch: str, allowed, agent_id=None
+):
     check_actor(actor)
     with transaction.atomic():
         fact = Fact.objects.select_related("owner").get(pk=fact_id)
@@ -191,12 +197,14 @@ def _set_status(fact_id: int, status: str, event_type: str, actor: str, batch: s
             _guard_holder(fact, fact.subject, fact.predicate)
             if fact.expires_at and fact.expires_at <= timezone.now():
                 values["expires_at"] = expiry_for(fact.priority)  # restored: a fresh span
-        _save_fields(fact, values, event_type, actor, batch=batch)
+        _save_fields(fact, values, event_type, actor, batch=batch, agent_id=agent_id)
     return fact
 
 
-def archive_fact(fact_id: int, *, actor: str, batch: str = "") -> Fact:
-    return _set_status(fact_id, FactStatus.ARCHIVED, EventType.ARCHIVE, actor, batch, ARCHIVABLE)
+def archive_fact(fact_id: int, *, actor: str, batch: str = "", agent_id: int | None = None) -> Fact:
+    return _set_status(
+        fact_id, FactStatus.ARCHIVED, EventType.ARCHIVE, actor, batch, ARCHIVABLE, agent_id
+    )
 
 
 def delete_fact(fact_id: int, *, actor: str, batch: str = "") -> Fact:

@@ -123,6 +123,7 @@ def confirm_pending(
     edits: dict | None = None,
     force: bool = False,
     batch: str = "",
+    agent_id: int | None = None,
 ) -> Result:
     """Write the candidate as a verified fact (or apply the suggested deletion).
 
@@ -133,7 +134,7 @@ def confirm_pending(
         item = _open_item(item_id)
         if not force and (why := moot_reason(item)):
             raise MootPending(why)
-        work = Work(item.owner, actor, batch=batch)
+        work = Work(item.owner, actor, batch=batch, agent_id=agent_id)
         before = pending_snapshot(item)
         if item.reason == PendingReason.DELETION:
             return _confirm_deletion(item, work, before)
@@ -146,7 +147,10 @@ def confirm_pending(
             fact, outcome = _confirm_into(same, work), BOOSTED
         else:
             holder = current_holder(item.owner, clean.subject, clean.predicate)
-            fact = put_fact(clean, work, holder, verified=True, confidence=1.0)
+            # The fact stays the proposing agent's, whoever confirms it.
+            fact = put_fact(
+                clean, work, holder, verified=True, confidence=1.0, agent_id=item.agent_id
+            )
             outcome = SUPERSEDED if holder is not None else WRITTEN
         item.status, item.resulting_fact, item.cooldown_until = PendingStatus.CONFIRMED, fact, None
         item.save()
@@ -194,12 +198,14 @@ def _confirm_deletion(item: PendingItem, work: Work, before: dict) -> Result:
     return Result(DELETED, target, item, event)
 
 
-def ignore_pending(item_id: int, *, actor: str = "person", batch: str = "") -> Result:
+def ignore_pending(
+    item_id: int, *, actor: str = "person", batch: str = "", agent_id: int | None = None
+) -> Result:
     """Reject the item; the same candidate will not be proposed to the person again."""
     check_actor(actor)
     with transaction.atomic():
         item = _open_item(item_id)
-        work = Work(item.owner, actor, batch=batch)
+        work = Work(item.owner, actor, batch=batch, agent_id=agent_id)
         before = pending_snapshot(item)
         item.status, item.cooldown_until = PendingStatus.REJECTED, None
         item.save()
@@ -211,7 +217,12 @@ def ignore_pending(item_id: int, *, actor: str = "person", batch: str = "") -> R
 
 
 def snooze_pending(
-    item_id: int, until: datetime, *, actor: str = "person", batch: str = ""
+    item_id: int,
+    until: datetime,
+    *,
+    actor: str = "person",
+    batch: str = "",
+    agent_id: int | None = None,
 ) -> Result:
     """Hide the item until `until`; it comes back to the queue by itself afterwards."""
     check_actor(actor)
@@ -221,7 +232,7 @@ def snooze_pending(
         )
     with transaction.atomic():
         item = _open_item(item_id)
-        work = Work(item.owner, actor, batch=batch)
+        work = Work(item.owner, actor, batch=batch, agent_id=agent_id)
         before = pending_snapshot(item)
         item.status, item.cooldown_until = PendingStatus.SNOOZED, until
         item.save()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Collection
 from dataclasses import asdict
 from typing import Any
 
@@ -58,12 +59,18 @@ def propose(
     job_run: str = "",
     batch: str = "",
     same_request: bool = False,
+    agent_id: int | None = None,
+    scopes: Collection[str] | None = None,
 ) -> Result:
     """Route one candidate memory; safe inside an outer transaction.atomic().
 
     A seen operation_id replays its first outcome. With `same_request` (the API), it must
     also come with the same candidate, else OperationConflict; jobs leave it off, because a
-    re-run may word a candidate differently and must still write it only once."""
+    re-run may word a candidate differently and must still write it only once.
+    `agent_id`: the agent asking (recorded on the event, the fact or the pending item).
+    `scopes`: the scopes the candidate's agent may write (None: any); a candidate outside
+    them is dropped, with an event saying so (the API refuses such a request before this).
+    """
     request = request_fingerprint(candidate) if operation_id else ""
     check = request if same_request else ""
     if operation_id and (done := replay(operation_id, check)):
@@ -71,18 +78,25 @@ def propose(
     check_actor(actor)
     owner = owner or Owner.default()
     clean = clean_candidate(candidate, owner)
-    work = Work(owner, actor, job_run=job_run, batch=batch)
+    work = Work(owner, actor, job_run=job_run, batch=batch, agent_id=agent_id)
     work.request = request
     try:
         with transaction.atomic():
             # Checked again under the write lock: a concurrent twin may have committed.
             if operation_id and (done := replay(operation_id, check)):
                 return done
+            if scopes is not None and _scope_of(clean) not in scopes:
+                return _drop(clean, work, operation_id, "scope_not_allowed")
             return _route(clean, work, operation_id)
     except IntegrityError:
         if operation_id and (done := replay(operation_id, check)):
             return done
         raise
+
+
+def _scope_of(clean: Clean) -> str:
+    """The scope a candidate writes: a suggested deletion's is its target's."""
+    return clean.delete_fact.scope if clean.delete_fact is not None else clean.scope
 
 
 def request_fingerprint(candidate: Candidate) -> str:
@@ -245,12 +259,21 @@ def _repeat_pending(item: PendingItem, clean: Clean, work: Work, operation_id) -
     return Result(PENDING, None, item, event)
 
 
+def proposer(clean: Clean, work: Work) -> int | None:
+    """The agent a new fact or pending item belongs to: the one that asked, else the one
+    whose conversation turn it was extracted from (None: the person or a job on its own)."""
+    if work.agent_id:
+        return work.agent_id
+    return clean.source_turn.agent_id if clean.source_turn is not None else None
+
+
 def _queue(clean, work, operation_id, reason: str, holder: Fact | None) -> Result:
     candidate = _candidate_json(clean)
     if holder is not None and reason == PendingReason.CONFLICT:
         candidate["replaces"] = {"id": holder.pk, "content": holder.content}
     item = PendingItem.objects.create(
         owner=work.owner,
+        agent_id=proposer(clean, work),
         candidate=candidate,
         confidence=clean.confidence,
         reason=reason,
@@ -274,10 +297,13 @@ def _queue(clean, work, operation_id, reason: str, holder: Fact | None) -> Resul
     return Result(PENDING, None, item, event)
 
 
-def _new_fact(clean: Clean, owner: Owner, *, verified: bool, confidence: float) -> Fact:
+def _new_fact(
+    clean: Clean, owner: Owner, *, verified: bool, confidence: float, agent_id: int | None
+) -> Fact:
     priority, expires_at = clean.retention()
     return Fact(
         owner=owner,
+        agent_id=agent_id,
         scope=clean.scope,
         type=clean.type,
         subject=clean.subject,
@@ -294,9 +320,13 @@ def _new_fact(clean: Clean, owner: Owner, *, verified: bool, confidence: float) 
     )
 
 
-def put_fact(clean: Clean, work: Work, holder: Fact | None, *, verified, confidence) -> Fact:
-    """Create the fact; a holder of the same subject + predicate becomes its past version."""
-    fact = _new_fact(clean, work.owner, verified=verified, confidence=confidence)
+def put_fact(
+    clean: Clean, work: Work, holder: Fact | None, *, verified, confidence, agent_id=None
+) -> Fact:
+    """Create the fact; a holder of the same subject + predicate becomes its past version.
+    `agent_id`: whose proposal it is (default: the proposer of this write)."""
+    agent_id = agent_id or proposer(clean, work)
+    fact = _new_fact(clean, work.owner, verified=verified, confidence=confidence, agent_id=agent_id)
     if holder is not None:
         before = snapshot(holder)
         holder.status = FactStatus.SUPERSEDED

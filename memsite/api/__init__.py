@@ -74,6 +74,12 @@ class CuratorApi(NinjaAPI):
         super().__init__(*args, **kwargs)
         self._schemas = {}
 
+    def get_openapi_operation_id(self, operation) -> str:
+        """The operation's function name (`record_turn`, `search`): what generated clients
+        call their methods, instead of ninja's `memsite_api_conversations_record_turn`.
+        Names are unique across the routers (tests/test_api_docs.py holds that)."""
+        return operation.view_func.__name__
+
     def get_openapi_schema(self, *, path_prefix=None, path_params=None):
         if path_prefix is None:
             path_prefix = self.get_root_path(path_params or {})

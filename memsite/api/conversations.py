@@ -1,4 +1,9 @@
-"""API: conversation turns, session end, level-2 traces, episodes and attachments."""
+"""API: conversation turns, session end, level-2 traces, episodes and attachments.
+
+Recording a turn and ending a session are plain functions too (`record`, `end`), which the MCP
+server calls. An agent limited to some memory scopes sees only its own sessions' turns,
+episodes and attachments (memsite.api.common.ReadLimits).
+"""
 
 from datetime import datetime
 from typing import Any, Literal
@@ -25,9 +30,11 @@ from memsite.api.common import (
     Id,
     not_found,
     owner,
+    read_limits,
 )
 from memsite.api.errors import ApiError
 from memsite.api.types import BodyIn, Moment, RangeEnd, RangeStart
+from memsite.models import ApiToken
 from retrieval.lookup import find_attachments
 
 router = Router()
@@ -86,8 +93,14 @@ class TurnOut(Schema):
 def record_turn(request, payload: TurnIn):
     """201 for a new turn, 200 with the same id when the identical turn was recorded before,
     409 when (session_id, turn_index) already holds other content. Extraction is queued."""
+    status, body = record(request.auth, payload)
+    return Status(status, body)
+
+
+def record(agent: ApiToken, payload: TurnIn) -> tuple[int, dict]:
+    """(201 new or 200 retry, the turn); the caller checked that the agent may write."""
     try:
-        result = conv.record_turn(**payload.dict())
+        result = conv.record_turn(**payload.dict(), agent_id=agent.pk)
     except conv.TurnConflict as exc:
         raise ApiError(
             409,
@@ -100,7 +113,7 @@ def record_turn(request, payload: TurnIn):
         "session_id": payload.session_id,
         "turn_index": payload.turn_index,
     }
-    return Status(201 if result.created else 200, body)
+    return 201 if result.created else 200, body
 
 
 class JobOut(Schema):
@@ -116,11 +129,16 @@ class JobOut(Schema):
 )
 def end_session(request, session_id: PathEx[str, P(description=SESSION_ID_DOC)]):
     """Every id POST /turns recorded can be ended here, `/` included (percent-encoded)."""
+    return Status(202, end(request.auth, session_id))
+
+
+def end(agent: ApiToken, session_id: str) -> dict:
+    """Queue the end of a session this agent may see (404 otherwise)."""
     session = conv.session_for(session_id)
-    if session is None:
+    if session is None or not read_limits(agent).session_visible(session.pk):
         raise not_found(_("session"))
     result = tasks.end_session(session.pk)  # the Huey result: its id is the job's
-    return Status(202, {"job_id": str(result.id)})
+    return {"job_id": str(result.id)}
 
 
 # -- traces ------------------------------------------------------------------------------------
@@ -170,7 +188,14 @@ def trace_dict(turn) -> dict:
     tags=["conversations"],
 )
 def traces(request, filters: Query[TraceFilters]):
-    turns = conv.search_traces(**filters.dict())
+    limits = read_limits(request.auth)
+    if limits.sessions is None:
+        turns = conv.search_traces(**filters.dict())
+    else:
+        found = conv.trace_queryset(
+            filters.q, filters.session_id, filters.role, filters.time_from, filters.time_to
+        )
+        turns = found.filter(session_id__in=limits.sessions)[: filters.limit]
     return {"items": [trace_dict(t) for t in turns]}
 
 
@@ -235,6 +260,7 @@ def episode_dict(ep: Episode) -> dict:
 )
 def episodes(request, filters: Query[EpisodeFilters]):
     found = conv.find_episodes(filters.q, filters.session_id, filters.time_from, filters.time_to)
+    found = _visible(found, request.auth)
     page = found.prefetch_related("linked_facts")[filters.offset : filters.offset + filters.limit]
     return {"items": [episode_dict(e) for e in page], "count": found.count()}
 
@@ -246,10 +272,16 @@ def episodes(request, filters: Query[EpisodeFilters]):
     tags=["conversations"],
 )
 def episode(request, episode_id: Id):
-    found = conv.find_episodes().filter(pk=episode_id).first()
+    found = _visible(conv.find_episodes(), request.auth).filter(pk=episode_id).first()
     if found is None:
         raise not_found(_("episode"))
     return episode_dict(found)
+
+
+def _visible(items, agent: ApiToken | None):
+    """Episodes or attachments of the sessions this agent may see."""
+    limits = read_limits(agent)
+    return items if limits.sessions is None else items.filter(session_id__in=limits.sessions)
 
 
 # -- attachments -------------------------------------------------------------------------------
@@ -340,14 +372,15 @@ def create_attachment(
 )
 def attachments(request, filters: Query[AttachmentFilters]):
     found = find_attachments(owner(), filters.q, filters.direction or "").items
+    found = _visible(found, request.auth)
     if filters.session_id:
         found = found.filter(session__external_id=filters.session_id)
     page = found[filters.offset : filters.offset + filters.limit]
     return {"items": [attachment_dict(a) for a in page], "count": found.count()}
 
 
-def _attachment(attachment_id: int) -> Attachment:
-    found = find_attachments(owner()).items.filter(pk=attachment_id).first()
+def _attachment(attachment_id: int, agent: ApiToken | None = None) -> Attachment:
+    found = _visible(find_attachments(owner()).items, agent).filter(pk=attachment_id).first()
     if found is None:
         raise not_found(_("attachment"))
     return found
@@ -360,7 +393,7 @@ def _attachment(attachment_id: int) -> Attachment:
     tags=["attachments"],
 )
 def attachment(request, attachment_id: Id):
-    return attachment_dict(_attachment(attachment_id))
+    return attachment_dict(_attachment(attachment_id, request.auth))
 
 
 @router.get(
@@ -371,7 +404,7 @@ def attachment(request, attachment_id: Id):
     tags=["attachments"],
 )
 def attachment_file(request, attachment_id: Id):
-    att = _attachment(attachment_id)
+    att = _attachment(attachment_id, request.auth)
     if not att.file:
         raise ApiError(404, "no_file", _("This attachment has no stored file."))
     try:

@@ -28,6 +28,7 @@ STATUS_CODES = {
     413: "too_large",
     415: "unsupported_media_type",
     422: "invalid",
+    423: "paused",
     429: "rate_limited",
     500: "internal_error",
     503: "unavailable",

@@ -1,5 +1,9 @@
-"""API: memories and pending items. Every change goes through curator.writepath (actor "agent"),
-exactly as the review desk and the facts pages do."""
+"""API: memories and pending items. Every change goes through curator.writepath (actor "agent",
+with the agent's id), exactly as the review desk and the facts pages do.
+
+Each operation is a thin router function over a plain one taking the agent (its token) and the
+validated input: the MCP server (memsite.api.mcp) calls the same plain functions.
+"""
 
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -29,11 +33,15 @@ from memsite.api.common import (
     WRITE_ERRORS,
     ErrorOut,
     Id,
+    ReadLimits,
     not_found,
     owner,
+    read_limits,
+    require_scopes,
 )
 from memsite.api.errors import ApiError
 from memsite.api.types import BodyIn, Moment, RangeStart
+from memsite.models import ApiToken
 
 router = Router()
 AGENT = Actor.AGENT
@@ -156,6 +164,9 @@ class MemoryIn(BodyIn):
     importance: float = Field(0.5, ge=0, le=1)
     priority: PriorityName | None = None
     duration: DurationName | None = Field(None, description="Instead of priority.")
+    expires_at: Moment = Field(
+        None, description="When it stops being true (wins over the retention's expiry)."
+    )
     tags: list[str] = Field(default_factory=list, max_length=wp.MAX_TAGS)
     source_turn_id: int | None = Field(None, ge=1, le=2**63 - 1)
     operation_id: str | None = Field(
@@ -177,21 +188,34 @@ def propose(request, payload: MemoryIn):
     """Routed by confidence: written, pending (for the person), boosted (a repeat),
     superseded (a new value for the same subject + predicate) or dropped. The same
     operation_id with the same memory again answers 200 with the first outcome and writes
-    nothing; with different content, 409 operation_conflict."""
+    nothing; with different content, 409 operation_conflict.
+    403 scope_not_allowed when this agent may not write the memory's scope."""
+    status, body = propose_memory(request.auth, payload)
+    return Status(status, body)
+
+
+def propose_memory(agent: ApiToken, payload: MemoryIn) -> tuple[int, dict]:
+    """(201 or 200 for a replay, the outcome); the caller checked that the agent may write."""
     data = payload.dict()
     if data["priority"] and data["duration"]:
         raise ApiError(
             422, "invalid", _("Give priority or duration, not both."), {"duration": "conflict"}
         )
+    require_scopes(agent, [data["scope"]])
     operation_id = data.pop("operation_id")
     candidate = wp.Candidate(**data, source="api")
     try:
         result = wp.propose(
-            candidate, actor=AGENT, owner=owner(), operation_id=operation_id, same_request=True
+            candidate,
+            actor=AGENT,
+            owner=owner(),
+            operation_id=operation_id,
+            same_request=True,
+            agent_id=agent.pk,
         )
     except wp.WritePathError as exc:
         raise write_error(exc) from None
-    return Status(200 if result.replayed else 201, outcome_dict(result))
+    return 200 if result.replayed else 201, outcome_dict(result)
 
 
 class MemoryFilters(Schema):
@@ -210,8 +234,10 @@ class FactsOut(Schema):
     count: int
 
 
-def find_facts(f: MemoryFilters):
+def find_facts(f: MemoryFilters, limits: ReadLimits | None = None):
     facts = Fact.objects.filter(owner=owner()).select_related("superseded_by")
+    if limits is not None and limits.scopes is not None:
+        facts = facts.filter(scope__in=limits.scopes)
     facts = facts.filtered(
         status=None if f.status == "all" else f.status,
         type=f.type,
@@ -233,14 +259,20 @@ def find_facts(f: MemoryFilters):
     tags=["memories"],
 )
 def list_memories(request, filters: Query[MemoryFilters]):
-    facts = find_facts(filters)
+    return memories_page(request.auth, filters)
+
+
+def memories_page(agent: ApiToken | None, filters: MemoryFilters) -> dict:
+    """One page of the memories this agent may read, newest change first."""
+    facts = find_facts(filters, read_limits(agent))
     page = facts[filters.offset : filters.offset + filters.limit]
     return {"items": [fact_dict(f) for f in page], "count": facts.count()}
 
 
-def _fact(fact_id: int) -> Fact:
+def _fact(fact_id: int, agent: ApiToken | None = None) -> Fact:
+    """The memory, or 404 (also when it is in a scope this agent may not read)."""
     fact = Fact.objects.filter(owner=owner(), pk=fact_id).select_related("superseded_by").first()
-    if fact is None:
+    if fact is None or not read_limits(agent).fact_visible(fact.scope):
         raise not_found(_("memory"))
     return fact
 
@@ -252,7 +284,7 @@ def _fact(fact_id: int) -> Fact:
     tags=["memories"],
 )
 def get_memory(request, fact_id: Id):
-    return fact_dict(_fact(fact_id))
+    return fact_dict(_fact(fact_id, request.auth))
 
 
 class MemoryPatch(BodyIn):
@@ -279,14 +311,18 @@ class MemoryPatch(BodyIn):
     tags=["memories"],
 )
 def edit_memory(request, fact_id: Id, payload: MemoryPatch):
-    _fact(fact_id)
+    agent = request.auth
+    fact = _fact(fact_id, agent)
     changes = payload.dict(exclude_unset=True)
+    require_scopes(agent, {fact.scope, changes.get("scope") or fact.scope})
     expected = changes.pop("expected_updated_at", None)
     for name in ("content", "type", "scope", "priority", "tags", "confidence", "importance"):
         if name in changes and changes[name] is None:  # null means "clear" only where it can
             raise ApiError(422, "invalid", _("%(f)s cannot be null.") % {"f": name}, {name: "null"})
     try:
-        fact = wp.edit_fact(fact_id, changes, actor=AGENT, expected_updated_at=expected)
+        fact = wp.edit_fact(
+            fact_id, changes, actor=AGENT, expected_updated_at=expected, agent_id=agent.pk
+        )
     except wp.StaleEdit as exc:
         raise ApiError(
             409,
@@ -296,7 +332,7 @@ def edit_memory(request, fact_id: Id, payload: MemoryPatch):
         ) from None
     except wp.WritePathError as exc:
         raise write_error(exc) from None
-    return fact_dict(_fact(fact.pk))
+    return fact_dict(_fact(fact.pk, agent))
 
 
 @router.delete(
@@ -307,12 +343,61 @@ def edit_memory(request, fact_id: Id, payload: MemoryPatch):
     tags=["memories"],
 )
 def archive_memory(request, fact_id: Id):
-    _fact(fact_id)
+    fact = _fact(fact_id, request.auth)
+    require_scopes(request.auth, [fact.scope])
     try:
-        wp.archive_fact(fact_id, actor=AGENT)
+        wp.archive_fact(fact_id, actor=AGENT, agent_id=request.auth.pk)
     except wp.WritePathError as exc:
         raise write_error(exc) from None
     return Status(204, None)
+
+
+class ForgetIn(BodyIn):
+    reason: str = Field("", max_length=wp.MAX_CONTENT, description="Why it should go.")
+    confidence: float = Field(0.9, ge=0, le=1, description="How sure the agent is.")
+    operation_id: str | None = Field(
+        None, min_length=1, max_length=200, description="Idempotency key: a retry replays."
+    )
+
+
+@router.post(
+    "/memories/{fact_id}/forget",
+    auth=WRITE,
+    response={201: OutcomeOut, 200: OutcomeOut, 404: ErrorOut, 409: ErrorOut, **WRITE_ERRORS, **BODY_ERRORS},
+    summary="Ask the person to remove a memory (files a deletion request; deletes nothing)",
+    tags=["memories"],
+)
+def forget(request, fact_id: Id, payload: ForgetIn | None = None):
+    """The memory stays until the person confirms the request on the review desk; the
+    outcome is `pending` (or `dropped` when the person already refused the same request)."""
+    status, body = forget_memory(request.auth, fact_id, payload or ForgetIn())
+    return Status(status, body)
+
+
+def forget_memory(agent: ApiToken, fact_id: int, payload: ForgetIn) -> tuple[int, dict]:
+    fact = _fact(fact_id, agent)
+    require_scopes(agent, [fact.scope])
+    candidate = wp.Candidate(
+        content=payload.reason,
+        subject=fact.subject,
+        predicate=fact.predicate,
+        type=fact.type,
+        scope=fact.scope,
+        confidence=payload.confidence,
+        delete_fact_id=fact.pk,
+        source="api",
+    )
+    try:
+        result = wp.propose(
+            candidate,
+            actor=AGENT,
+            owner=owner(),
+            operation_id=payload.operation_id,
+            agent_id=agent.pk,
+        )
+    except wp.WritePathError as exc:
+        raise write_error(exc) from None
+    return 200 if result.replayed else 201, outcome_dict(result)
 
 
 class EventOut(Schema):
@@ -340,7 +425,7 @@ class HistoryOut(Schema):
     tags=["memories"],
 )
 def memory_history(request, fact_id: Id):
-    fact = _fact(fact_id)
+    fact = _fact(fact_id, request.auth)
     chain = fact.chain()
     events = MemoryEvent.objects.filter(fact__in=[f.pk for f in chain]).order_by(
         "-created_at", "-id"
@@ -375,12 +460,20 @@ class PendingListOut(Schema):
     tags=["pending"],
 )
 def list_pending(request, filters: Query[PendingFilters]):
+    return pending_page(request.auth, filters)
+
+
+def pending_page(agent: ApiToken | None, filters: PendingFilters) -> dict:
+    """Pending items in scopes this agent may read, newest first."""
     if filters.status == "due":
         items = wp.due_pending(owner())
     else:
         items = PendingItem.objects.filter(owner=owner())
         if filters.status != "all":
             items = items.filter(status=filters.status)
+    limits = read_limits(agent)
+    if limits.scopes is not None:
+        items = items.filter(candidate__scope__in=limits.scopes)
     items = items.select_related("conflicts_with").order_by("-created_at", "-id")
     page = items[filters.offset : filters.offset + filters.limit]
     return {"items": [pending_dict(i) for i in page], "count": items.count()}
@@ -411,9 +504,13 @@ class PendingActionOut(Schema):
     pending: PendingOut
 
 
-def _pending_call(item_id: int, action):
-    if not PendingItem.objects.filter(owner=owner(), pk=item_id).exists():
+def _pending_call(agent: ApiToken, item_id: int, action):
+    """Run a write-path action on a pending item this agent may see and write."""
+    item = PendingItem.objects.filter(owner=owner(), pk=item_id).first()
+    scope = str((item.candidate or {}).get("scope", "")) if item else ""
+    if item is None or not read_limits(agent).fact_visible(scope):
         raise not_found(_("pending item"))
+    require_scopes(agent, [scope])
     try:
         return action()
     except wp.WritePathError as exc:
@@ -432,9 +529,17 @@ PENDING_BODY_RESPONSES = {**PENDING_RESPONSES, **BODY_ERRORS}
     tags=["pending"],
 )
 def confirm(request, item_id: Id, payload: ConfirmIn | None = None):
+    return confirm_item(request.auth, item_id, payload)
+
+
+def confirm_item(agent: ApiToken, item_id: int, payload: ConfirmIn | None = None) -> dict:
     edits = payload.edits.dict(exclude_none=True) if payload and payload.edits else None
+    if edits and "scope" in edits:
+        require_scopes(agent, [edits["scope"]])
     result = _pending_call(
-        item_id, lambda: wp.confirm_pending(item_id, actor=AGENT, edits=edits or None)
+        agent,
+        item_id,
+        lambda: wp.confirm_pending(item_id, actor=AGENT, edits=edits or None, agent_id=agent.pk),
     )
     return {
         "outcome": result.outcome,
@@ -451,7 +556,10 @@ def confirm(request, item_id: Id, payload: ConfirmIn | None = None):
     tags=["pending"],
 )
 def ignore(request, item_id: Id):
-    result = _pending_call(item_id, lambda: wp.ignore_pending(item_id, actor=AGENT))
+    agent = request.auth
+    result = _pending_call(
+        agent, item_id, lambda: wp.ignore_pending(item_id, actor=AGENT, agent_id=agent.pk)
+    )
     return {"pending": pending_dict(result.pending)}
 
 
@@ -467,5 +575,8 @@ def later(request, item_id: Id, payload: LaterIn | None = None):
     if payload.until and payload.hours:
         raise ApiError(422, "invalid", _("Give until or hours, not both."), {"hours": "conflict"})
     until = payload.until or timezone.now() + timedelta(hours=payload.hours or 24)
-    result = _pending_call(item_id, lambda: wp.snooze_pending(item_id, until, actor=AGENT))
+    agent = request.auth
+    result = _pending_call(
+        agent, item_id, lambda: wp.snooze_pending(item_id, until, actor=AGENT, agent_id=agent.pk)
+    )
     return {"pending": pending_dict(result.pending)}

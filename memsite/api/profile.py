@@ -6,10 +6,20 @@ from django.utils.translation import gettext as _
 from ninja import Field, Router, Schema
 
 from curator import compiler, onboarding
-from curator.models import Actor
-from memsite.api.common import AUTH_ERRORS, BODY_ERRORS, WRITE, WRITE_ERRORS, ErrorOut, owner
+from curator.models import Actor, Scope
+from memsite.api.common import (
+    AUTH_ERRORS,
+    BODY_ERRORS,
+    WRITE,
+    WRITE_ERRORS,
+    ErrorOut,
+    owner,
+    read_limits,
+    require_scopes,
+)
 from memsite.api.errors import ApiError
 from memsite.api.types import BodyIn
+from memsite.models import ApiToken
 
 router = Router(tags=["profile"])
 
@@ -29,13 +39,21 @@ class ProfileOut(Schema):
     summary="Who the assistant is and who the person is, for the system prompt",
 )
 def profile(request):
+    return profile_for(request.auth)
+
+
+def profile_for(agent: ApiToken | None) -> dict:
+    """The compiled cards; a card whose scope this agent may not read comes back empty."""
     person = owner()
     compiled = compiler.compiled_profile().to_dict()
+    limits = read_limits(agent)
+    persona = compiled["persona_card"] if limits.fact_visible(Scope.SYSTEM) else ""
+    user = compiled["user_card"] if limits.fact_visible(Scope.USER) else ""
     return {
         "identity_confirmed": person.identity_confirmed,
         "display_name": person.display_name,
-        "persona_card": compiled["persona_card"],
-        "user_card": compiled["user_card"],
+        "persona_card": persona,
+        "user_card": user,
         "tokens": compiled["tokens"],
         "budget": compiled["budget"],
     }
@@ -81,8 +99,13 @@ def onboarding_submit(request, payload: OnboardingIn):
     """422 with one message per question when an answer is missing or too long; 409 when the
     onboarding was already confirmed (reset it in Settings) or a fact could not be written."""
     person = owner()
+    require_scopes(request.auth, [Scope.SYSTEM, Scope.USER])  # the two cards it writes
     result = onboarding.submit(
-        payload.answers, owner=person, actor=Actor.AGENT, operation_id=payload.operation_id
+        payload.answers,
+        owner=person,
+        actor=Actor.AGENT,
+        operation_id=payload.operation_id,
+        agent_id=request.auth.pk,
     )
     if result.code == "invalid":
         raise ApiError(422, "invalid", _("Some answers need attention."), result.errors)

@@ -1,5 +1,7 @@
 """API: hybrid search and the assembled injection context (retrieval.search / retrieval.context,
-the same functions the debugger and the jobs call)."""
+the same functions the debugger and the jobs call). `run_search` and `run_context` take the
+agent and the validated input; the MCP server calls them too. The recall log records which
+agent got which items, and an agent's read limits filter what it gets."""
 
 from datetime import datetime
 from typing import Any, Literal
@@ -8,9 +10,10 @@ from ninja import Field, Router, Schema
 from pydantic import StrictBool
 
 from curator import conversations as conv
-from memsite.api.common import AUTH_ERRORS, BODY_ERRORS, owner
+from memsite.api.common import AUTH_ERRORS, BODY_ERRORS, owner, read_limits
 from memsite.api.errors import ApiError
 from memsite.api.types import BodyIn, RangeEnd, RangeStart
+from memsite.models import ApiToken
 from retrieval import context as contexts
 from retrieval import scoring
 from retrieval import search as searching
@@ -82,6 +85,11 @@ class SearchOut(Schema):
 def search(request, payload: SearchIn):
     """Read-only (a read token may call it, though it is a POST). Keyword and vector channels
     are fused; when one fails the result says `degraded` and why, instead of failing."""
+    return run_search(request.auth, payload)
+
+
+def run_search(agent: ApiToken | None, payload: SearchIn, caller: str = "api") -> dict:
+    limits = read_limits(agent)
     try:
         result = searching.search(
             payload.query,
@@ -95,7 +103,10 @@ def search(request, payload: SearchIn):
             time_to=payload.time_to,
             session_id=session_pk(payload.session_id),
             include_inactive=payload.include_inactive,
-            caller="api",
+            caller=caller,
+            agent_id=agent.pk if agent else None,
+            fact_scopes=limits.scopes,
+            sessions=limits.sessions,
         )
     except searching.SearchError as exc:
         raise ApiError(422, "invalid_search", str(exc)) from None
@@ -143,6 +154,11 @@ class ContextOut(Schema):
 def context(request, payload: ContextIn):
     """Within max_tokens (default 4000: cards 600, turns 2000, evidence 900, reserve 500);
     over budget, evidence is cut first, then turns, never the cards (seed 000 section 5)."""
+    return run_context(request.auth, payload)
+
+
+def run_context(agent: ApiToken | None, payload: ContextIn, caller: str = "api") -> dict:
+    limits = read_limits(agent)
     try:
         result = contexts.assemble(
             payload.query,
@@ -150,7 +166,10 @@ def context(request, payload: ContextIn):
             session_id=payload.session_id or None,
             max_tokens=payload.max_tokens,
             evidence_mode=payload.evidence,
-            caller="api",
+            caller=caller,
+            agent_id=agent.pk if agent else None,
+            fact_scopes=limits.scopes,
+            sessions=limits.sessions,
         )
     except searching.SearchError as exc:
         raise ApiError(422, "invalid_search", str(exc)) from None

@@ -58,6 +58,8 @@ def _events(owner: Owner, data: dict):
     events = MemoryEvent.objects.filter(owner=owner)
     if data.get("actor"):
         events = events.filter(actor=data["actor"])
+    if data.get("agent"):
+        events = events.filter(agent_id=data["agent"])
     if data.get("type"):
         events = events.filter(event_type=data["type"])
     if data.get("fact"):
@@ -68,7 +70,7 @@ def _events(owner: Owner, data: dict):
         events = events.filter(created_at__date__lte=data["date_to"])
     if data.get("batch"):
         events = events.filter(Q(batch=data["batch"]) | Q(job_run=data["batch"]))
-    return events.select_related("fact", "pending").prefetch_related("reverted_by")
+    return events.select_related("fact", "pending", "agent").prefetch_related("reverted_by")
 
 
 def _group_sizes(events) -> dict[str, int]:

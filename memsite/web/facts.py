@@ -165,7 +165,10 @@ def _stale(request, form: FactEditForm, current: Fact) -> HttpResponse:
 @require_GET
 def detail(request: HttpRequest, pk: int) -> HttpResponse:
     fact = get_object_or_404(
-        Fact.objects.select_related("source_turn__session", "source_episode", "supersedes"), pk=pk
+        Fact.objects.select_related(
+            "source_turn__session", "source_episode", "supersedes", "agent"
+        ),
+        pk=pk,
     )
     chain = fact.chain()
     events = (

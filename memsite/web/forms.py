@@ -21,6 +21,7 @@ from curator.models import (
     Source,
 )
 from curator.normalize import split_tags
+from memsite.models import ApiToken
 
 ANY = _("any")
 
@@ -40,17 +41,37 @@ class DateInput(forms.DateInput):
     input_type = "date"
 
 
+class AgentChoice(forms.TypedChoiceField):
+    """ "Which agent": every agent ever created (revoked ones too: their items remain)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(label=_("Agent"), coerce=int, empty_value=None, required=False, **kwargs)
+
+    def refresh(self) -> None:
+        agents = ApiToken.objects.order_by("name", "pk").values_list("pk", "name")
+        self.choices = _any([(pk, name) for pk, name in agents])
+
+
+class AgentFilterMixin:
+    """Fills the agent choices when the form is made (agents come and go)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["agent"].refresh()
+
+
 # --------------------------------------------------------------------------------------
 # Review
 # --------------------------------------------------------------------------------------
 
 
-class ReviewFilterForm(forms.Form):
+class ReviewFilterForm(AgentFilterMixin, forms.Form):
     SORTS = [("newest", _("newest first")), ("confidence", _("highest confidence"))]
     type = forms.ChoiceField(label=_("Type"), choices=_any(FactType.choices), required=False)
     scope = forms.ChoiceField(label=_("Scope"), choices=_any(Scope.choices), required=False)
     source = forms.ChoiceField(label=_("Source"), choices=_any(Source.choices), required=False)
     reason = forms.ChoiceField(label=_("Why"), choices=_any(PendingReason.choices), required=False)
+    agent = AgentChoice()
     sort = forms.ChoiceField(label=_("Sort"), choices=SORTS, required=False)
 
 
@@ -260,8 +281,9 @@ class FactBulkForm(forms.Form):
 # --------------------------------------------------------------------------------------
 
 
-class ActivityFilterForm(forms.Form):
+class ActivityFilterForm(AgentFilterMixin, forms.Form):
     actor = forms.ChoiceField(label=_("Who"), choices=_any(Actor.choices), required=False)
+    agent = AgentChoice()
     type = forms.ChoiceField(label=_("Event"), choices=_any(EventType.choices), required=False)
     fact = forms.IntegerField(label=_("Fact #"), required=False, min_value=1)
     date_from = forms.DateField(label=_("From"), required=False, widget=DateInput())

@@ -13,7 +13,9 @@ from curator.models import (
     Owner,
 )
 from curator.writepath import due_pending
+from memsite.core.agents import writes_paused
 from memsite.core.queue import queue_pending
+from memsite.models import ApiToken
 from memsite.web.render import render_page
 from retrieval import engine
 from retrieval.embedders import LocalEmbedder, get_embedder
@@ -34,6 +36,9 @@ def home(request: HttpRequest) -> HttpResponse:
         "index": index_status(),
         "empty": not any(counts.values()),
         "metrics": home_metrics(owner),
+        "writes_paused": writes_paused(),
+        # Getting started keeps pointing at the Agents page until an agent has called.
+        "agent_connected": ApiToken.objects.filter(last_used_at__isnull=False).exists(),
     }
     return render_page(request, "curator/home.html", context)
 

@@ -14,6 +14,7 @@ SECTIONS = [
     ("debugger", _("Debugger")),
     ("activity", _("Activity")),
     ("jobs", _("Jobs")),
+    ("agents", _("Agents")),
     ("settings", _("Settings")),
 ]
 

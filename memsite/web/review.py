@@ -87,12 +87,14 @@ def row(item: PendingItem) -> Row:
 
 
 def _queue(owner: Owner, data: dict):
-    items = wp.due_pending(owner).select_related("conflicts_with", "source_turn__session")
+    items = wp.due_pending(owner).select_related("conflicts_with", "source_turn__session", "agent")
     for name in ("type", "scope", "source"):
         if data.get(name):
             items = items.filter(**{f"candidate__{name}": data[name]})
     if data.get("reason"):
         items = items.filter(reason=data["reason"])
+    if data.get("agent"):
+        items = items.filter(agent_id=data["agent"])
     if data.get("sort") == "confidence":
         return items.order_by("-confidence", "-created_at", "-pk")
     return items.order_by("-created_at", "-pk")

@@ -1,22 +1,44 @@
-"""The Settings page (sections; API tokens join later) and the onboarding reset."""
+"""The Settings page (sections), the onboarding reset and the "pause all memory writes" switch."""
 
 from datetime import datetime
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.urls import reverse
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
 from curator import onboarding
 from curator.models import Owner
+from memsite.core import agents
+from memsite.models import ApiToken
 from memsite.web.render import render_page
 
 
 def settings_page(request: HttpRequest) -> HttpResponse:
     owner = Owner.default()
-    context = {"owner": owner, "onboarding": _onboarding_context(owner)}
+    context = {
+        "owner": owner,
+        "onboarding": _onboarding_context(owner),
+        "writes_paused": agents.writes_paused(),
+        "agent_count": ApiToken.objects.filter(revoked_at__isnull=True).count(),
+    }
     return render_page(request, "curator/settings.html", context)
+
+
+@require_POST
+def memory_pause(request: HttpRequest) -> HttpResponse:
+    """Pause or resume every agent's memory writes (the person's own edits still work)."""
+    paused = request.POST.get("paused") == "1"
+    agents.set_writes_paused(paused)
+    if paused:
+        messages.warning(
+            request, _("All memory writes are paused: agents' writes are refused (423).")
+        )
+    else:
+        messages.success(request, _("Memory writes are open again."))
+    return redirect(reverse("settings") + "#memory-pause")
 
 
 def _onboarding_context(owner: Owner) -> dict:

@@ -49,6 +49,7 @@ urlpatterns = [
     path("onboarding/", views_onboarding.wizard, name="onboarding"),
     path("settings/", views_settings.settings_page, name="settings"),
     path("settings/onboarding/reset/", views_settings.onboarding_reset, name="onboarding_reset"),
+    path("settings/memory-pause/", views_settings.memory_pause, name="memory_pause"),
     # Export and import (issue 8)
     path("settings/export/", archive.export_download, name="archive_export"),
     path("settings/import/", archive.import_upload, name="archive_import"),

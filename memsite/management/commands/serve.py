@@ -144,9 +144,9 @@ class Command(BaseCommand):
         return f"Cannot listen on {host}:{port} ({exc.strerror or exc})."
 
     def _start_consumer(self):
-        manage_py = str(settings.BASE_DIR / "manage.py")
+        # `python -m memsite`: works in a checkout and in an installed app (no manage.py there).
         # Workers and worker type come from settings.HUEY["consumer"]; checks already ran here.
-        command = [sys.executable, manage_py, "run_huey", "--skip-checks"]
+        command = [sys.executable, "-m", "memsite", "run_huey", "--skip-checks"]
         # SIGTERM as huey's graceful signal: before huey has set its handlers (the first second or
         # so), SIGTERM ends the process silently, where SIGINT would print a KeyboardInterrupt
         # traceback from the middle of Django's imports.
