@@ -363,7 +363,14 @@ class ForgetIn(BodyIn):
 @router.post(
     "/memories/{fact_id}/forget",
     auth=WRITE,
-    response={201: OutcomeOut, 200: OutcomeOut, 404: ErrorOut, 409: ErrorOut, **WRITE_ERRORS, **BODY_ERRORS},
+    response={
+        201: OutcomeOut,
+        200: OutcomeOut,
+        404: ErrorOut,
+        409: ErrorOut,
+        **WRITE_ERRORS,
+        **BODY_ERRORS,
+    },
     summary="Ask the person to remove a memory (files a deletion request; deletes nothing)",
     tags=["memories"],
 )
