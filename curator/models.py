@@ -7,6 +7,7 @@ conversation_turns / scratchpad, 004 verified vs inferred).
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -21,6 +22,15 @@ class Owner(models.Model):
     display_name = models.CharField(_("display name"), max_length=200, blank=True)
     identity_confirmed = models.BooleanField(_("identity confirmed"), default=False)
     onboarding_draft = models.JSONField(_("onboarding draft"), default=dict, blank=True)
+    # The language the person reads the pages in (set when they pick one), and the one the
+    # context given to agents is written in (blank: the person's).
+    language = models.CharField(_("language"), max_length=16, blank=True)
+    context_language = models.CharField(
+        _("language of the agent's context"), max_length=16, blank=True
+    )
+    # Getting started: the first debugger search ticks its step; the guide can be reopened.
+    first_search_at = models.DateTimeField(_("first search in the debugger"), null=True, blank=True)
+    show_guide = models.BooleanField(_("show the getting-started guide"), default=False)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
 
@@ -30,6 +40,10 @@ class Owner(models.Model):
 
     def __str__(self) -> str:
         return self.display_name or self.key
+
+    def agent_language(self) -> str:
+        """The language of what is written for the agent: cards, context headings, notes."""
+        return self.context_language or self.language or settings.LANGUAGE_CODE
 
     @classmethod
     def default(cls) -> "Owner":

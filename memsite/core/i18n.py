@@ -37,7 +37,7 @@ def compile_messages(base_dir) -> list[Path]:
 
 
 def main() -> int:
-    base_dir = Path(__file__).resolve().parent.parent
+    base_dir = Path(__file__).resolve().parents[2]  # memsite/core/i18n.py -> the project root
     try:
         written = compile_messages(base_dir)
     except (OSError, ValueError) as exc:

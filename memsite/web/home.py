@@ -15,6 +15,7 @@ from curator.models import (
 )
 from curator.writepath import due_pending
 from memsite.core.queue import queue_pending
+from memsite.web.guide import guide
 from retrieval import engine
 from retrieval.embedders import LocalEmbedder, get_embedder
 from retrieval.indexing import vector_state
@@ -44,6 +45,8 @@ def home(request: HttpRequest) -> HttpResponse:
         "index": index_status(),
         "empty": not any(counts.values()),
         "metrics": home_metrics(owner),
+        "guide": guide(owner),
+        "api_base": request.build_absolute_uri("/api/v1/"),
     }
     return _render(request, "curator/home.html", context)
 

@@ -10,12 +10,13 @@ from django.views.decorators.http import require_http_methods
 
 from curator import onboarding
 from curator.models import Owner
+from memsite.web.guide import guide
 from memsite.web.home import _render
 
 
 def settings_page(request: HttpRequest) -> HttpResponse:
     owner = Owner.default()
-    context = {"owner": owner, "onboarding": _onboarding_context(owner)}
+    context = {"owner": owner, "onboarding": _onboarding_context(owner), "guide": guide(owner)}
     return _render(request, "curator/settings.html", context)
 
 
