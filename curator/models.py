@@ -12,6 +12,7 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from curator import generated
 from curator.normalize import content_key
 
 
@@ -343,7 +344,8 @@ class Outcome(models.TextChoices):
     SUCCESS = "success", _("success")
     PARTIAL = "partial", _("partial")
     FAILED = "failed", _("failed")
-    ONGOING = "ongoing", _("ongoing")
+    # Work left to do: the session ended (it is not running), so never "ongoing" in words.
+    ONGOING = "ongoing", _("unfinished")
 
 
 class Episode(models.Model):
@@ -354,6 +356,9 @@ class Episode(models.Model):
         Session, on_delete=models.SET_NULL, null=True, blank=True, related_name="episodes"
     )
     summary = models.TextField(_("summary"))
+    # A rules summary as codes and values (curator.generated), shown in the reader's language;
+    # empty for an LLM's or a person's summary, which `summary` holds as written.
+    summary_parts = models.JSONField(_("summary parts"), default=list, blank=True)
     goal = models.TextField(_("goal"), blank=True)
     outcome = models.CharField(
         _("outcome"), max_length=16, choices=Outcome, default=Outcome.SUCCESS
@@ -375,7 +380,14 @@ class Episode(models.Model):
         ordering = ["-started_at"]
 
     def __str__(self) -> str:
-        return self.summary[:80]
+        return self.display_summary[:80]
+
+    @property
+    def display_summary(self) -> str:
+        """The summary in the reader's language when the rules wrote it, else as stored."""
+        if self.summary_parts:
+            return generated.episode_summary(self.summary_parts)
+        return self.summary
 
 
 class Direction(models.TextChoices):
@@ -518,7 +530,9 @@ class CardRevision(models.Model):
     card = models.CharField(_("card"), max_length=64, db_index=True)
     content = models.TextField(_("content"))
     author = models.CharField(_("author"), max_length=16, choices=CardAuthor)
+    # A code of curator.generated.CARD_NOTES (and its values), put into words when shown.
     note = models.CharField(_("note"), max_length=200, blank=True)
+    note_params = models.JSONField(_("note values"), default=dict, blank=True)
     created_at = models.DateTimeField(_("saved"), default=timezone.now)
 
     class Meta:
@@ -528,3 +542,7 @@ class CardRevision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.card} @ {self.created_at:%Y-%m-%d %H:%M}"
+
+    @property
+    def note_text(self) -> str:
+        return generated.card_note(self.note, self.note_params)

@@ -130,7 +130,7 @@ def test_revisions_list_diff_and_restore(client_in):
     response = client_in.post(f"/cards/project/revisions/{first.pk}/restore/")
     assert response.status_code == 302 and cards.read("project") == "alpha\nbeta\n"
     latest = CardRevision.objects.filter(card="project").first()
-    assert latest.pk > second.pk and f"#{first.pk}" in latest.note
+    assert latest.pk > second.pk and f"#{first.pk}" in latest.note_text
 
 
 def test_a_single_revision_shows_rendered_and_raw(client_in):

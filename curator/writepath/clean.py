@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -59,6 +59,8 @@ class Clean:
     verified: bool
     delete_fact: Fact | None
     why: str = ""
+    why_code: str = ""
+    why_params: dict = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -242,6 +244,8 @@ def clean_candidate(candidate: Candidate, owner: Owner) -> Clean:
         verified=bool(candidate.verified),
         delete_fact=target,
         why=why if why != normalise_text(content) else "",
+        why_code=str(candidate.why_code or "")[:40] if target is not None else "",
+        why_params=dict(candidate.why_params or {}) if target is not None else {},
     )
 
 

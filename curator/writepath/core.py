@@ -94,6 +94,10 @@ class Candidate:
     source_turn_id: int | None = None
     verified: bool = False
     delete_fact_id: int | None = None
+    # A job's reason for a removal as a code and values (curator.generated.DELETION_WHYS),
+    # shown in the reader's language; `content` keeps it in words for older readers.
+    why_code: str = ""
+    why_params: dict = field(default_factory=dict)
 
 
 @dataclass

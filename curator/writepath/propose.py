@@ -177,6 +177,8 @@ def _candidate_json(clean: Clean) -> dict[str, Any]:
     data = clean.as_json()
     if clean.delete_fact is not None:
         data.update(operation="DELETE", fact_id=clean.delete_fact.pk, why=clean.why)
+        if clean.why_code:
+            data.update(why_code=clean.why_code, why_params=clean.why_params)
     return data
 
 

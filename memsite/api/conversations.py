@@ -94,6 +94,7 @@ def end_session(request, session_id: str):
     session = conv.session_for(session_id)
     if session is None:
         raise not_found(_("session"))
+    conv.mark_ended(session)
     result = tasks.end_session(session.pk)  # the Huey result: its id is the job's
     return Status(202, {"job_id": str(result.id)})
 

@@ -7,6 +7,7 @@ file is removed once it is imported, refused or cancelled (stale ones after a da
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 import tempfile
@@ -27,6 +28,7 @@ from lifecycle import archive
 from lifecycle import archive_import as imp
 from memsite.web.home import _render
 
+log = logging.getLogger(__name__)
 TOKEN = re.compile(r"^[0-9a-f]{32}$")
 STALE_AFTER = 24 * 3600  # seconds an abandoned upload is kept
 
@@ -86,8 +88,11 @@ def import_preview(request: HttpRequest, token: str) -> HttpResponse:
     except imp.ArchiveError as exc:
         path.unlink(missing_ok=True)
         return _error_page(request, str(exc))
-    except (DatabaseError, OSError) as exc:  # rolled back, copied files removed
-        return _error_page(request, _("The import failed: %(error)s") % {"error": exc})
+    except (DatabaseError, OSError):  # rolled back, copied files removed
+        # The exception's text is the database's or the system's, in English: logged.
+        log.exception("import %s failed", token)
+        why = _("The import failed and nothing was changed; the server's log has the details.")
+        return _error_page(request, why)
     if request.method == "GET":
         made = parse_datetime(str(found.manifest.get("created_at") or ""))
         context = {"token": token, "plan": plan, "manifest": found.manifest, "made": made}

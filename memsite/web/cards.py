@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from curator import cards, compiler, metabolism
+from curator.generated import colon
 from curator.models import Actor, CardAuthor, CardRevision
 from memsite.core import llm
 from memsite.web.home import _render
@@ -262,4 +263,4 @@ def metabolism_view(request: HttpRequest) -> HttpResponse:
 
 
 def _summaries(plan: metabolism.Plan) -> list[str]:
-    return [f"{cards.spec(c.key).title}: {c.summary}" for c in plan.changes]
+    return [f"{cards.spec(c.key).title}{colon()}{c.summary}" for c in plan.changes]

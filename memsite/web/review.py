@@ -21,6 +21,7 @@ from django.utils.text import Truncator
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from curator import generated
 from curator import writepath as wp
 from curator.describe import describe
 from curator.diff import diff_pair
@@ -66,6 +67,11 @@ class Row:
     @property
     def scope_label(self) -> str:
         return str(dict(Scope.choices).get(self.c.get("scope"), self.c.get("scope") or "—"))
+
+    @property
+    def why(self) -> str:
+        """A suggested removal's reason, in the reader's language when a job gave it."""
+        return generated.deletion_why(self.c)
 
     @property
     def threshold(self) -> float:
@@ -261,5 +267,5 @@ def _apply_bulk(data: dict) -> tuple[str, list[str]]:
                 else:
                     wp.snooze_pending(pk, data["when"], batch=batch)
         except wp.WritePathError as exc:
-            skipped.append(f"#{pk}: {exc}")
+            skipped.append(f"#{pk}{generated.colon()}{exc}")
     return batch, skipped

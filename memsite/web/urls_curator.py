@@ -49,6 +49,7 @@ urlpatterns = [
     path("onboarding/", views_onboarding.wizard, name="onboarding"),
     path("settings/", views_settings.settings_page, name="settings"),
     path("settings/guide/", guide.toggle, name="guide_toggle"),
+    path("settings/language/", views_settings.context_language, name="settings_language"),
     path("settings/onboarding/reset/", views_settings.onboarding_reset, name="onboarding_reset"),
     # Export and import (issue 8)
     path("settings/export/", archive.export_download, name="archive_export"),
