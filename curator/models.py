@@ -336,6 +336,11 @@ class ConversationTurn(models.Model):
         return f"{self.session_id}#{self.turn_index} {self.role}"
 
     @property
+    def number(self) -> int:
+        """The turn as pages count it, from 1 (turn_index, the API's, starts at 0)."""
+        return self.turn_index + 1
+
+    @property
     def has_tool_calls(self) -> bool:
         return bool(self.tool_calls)
 

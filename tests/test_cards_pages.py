@@ -179,3 +179,11 @@ def test_the_metabolism_page_shows_rules_and_a_preview(client_in):
     assert 'data-rule="insights"' in page and "12 / 10 items" in page
     assert "lesson 11" in page and 'name="fingerprint"' in page
     assert cards.measure("insights", cards.read("insights")).amount == 12  # preview only
+
+
+def test_revision_sizes_use_the_editors_unit(client_in):
+    cards.save("user", "# 李雷\n", "person")  # User.md is measured in bytes, like its editor
+    html = client_in.get("/cards/user/revisions/").content.decode()
+    size = cards.measure("user", "# 李雷\n")
+    assert size.unit == "bytes" and f"{size.amount} bytes" in html
+    assert f">{len('# 李雷')}<" not in html  # not characters

@@ -59,7 +59,7 @@ def propose(
         return done
     _check_actor(actor)
     owner = owner or Owner.default()
-    clean = clean_candidate(candidate, owner)
+    clean = clean_candidate(candidate, owner, actor)
     work = Work(owner, actor, job_run=job_run, batch=batch)
     try:
         with transaction.atomic():

@@ -139,6 +139,7 @@ def revisions(request: HttpRequest, key: str) -> HttpResponse:
     current = cards.fingerprint(cards.read(key))
     for rev in page:
         rev.is_current = cards.fingerprint(rev.content) == current  # nothing to restore
+        rev.usage = cards.measure(key, rev.content)  # the editor's unit (bytes, lines, ...)
     # Compare the newest revision that differs from the card with the card itself.
     default_from = next((n for n, rev in enumerate(page, 1) if not rev.is_current), 1)
     context = {"key": key, "spec": spec, "page_obj": page, "default_from": default_from}

@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib import messages
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -147,8 +147,17 @@ def _item_response(request, item: PendingItem, *, event=None, error: str = "", s
         "later_choices": LaterForm.PRESETS,
         "oob_badge": True,
         "review_count": wp.due_pending(item.owner).count(),
+        # The heading's count follows too, so it never disagrees with the badge.
+        "review_total": _filtered_total(item.owner, request.POST.get("query", "")),
+        "query": request.POST.get("query", ""),
     }
     return render(request, "curator/partials/review_item.html", context, status=status)
+
+
+def _filtered_total(owner: Owner, query: str) -> int:
+    """How many items the queue shows under the page's filters (the heading's count)."""
+    filters = ReviewFilterForm(QueryDict(query))
+    return _queue(owner, filters.cleaned_data if filters.is_valid() else {}).count()
 
 
 def _refused(request, item: PendingItem, message: str) -> HttpResponse:
