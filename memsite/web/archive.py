@@ -88,11 +88,11 @@ def import_preview(request: HttpRequest, token: str) -> HttpResponse:
     except imp.ArchiveError as exc:
         path.unlink(missing_ok=True)
         return _error_page(request, str(exc))
-    except (DatabaseError, OSError):  # rolled back, copied files removed
-        # The exception's text is the database's or the system's, in English: logged.
+    except (DatabaseError, OSError) as exc:  # rolled back, copied files removed
+        # The exception's text is the database's or the system's own: shown as a detail.
         log.exception("import %s failed", token)
-        why = _("The import failed and nothing was changed; the server's log has the details.")
-        return _error_page(request, why)
+        why = _("The import failed and nothing was changed.")
+        return _error_page(request, why, detail=str(exc))
     if request.method == "GET":
         made = parse_datetime(str(found.manifest.get("created_at") or ""))
         context = {"token": token, "plan": plan, "manifest": found.manifest, "made": made}
@@ -145,8 +145,9 @@ def _report_message(request: HttpRequest, report: imp.Report) -> None:
         )
 
 
-def _error_page(request: HttpRequest, error: str) -> HttpResponse:
-    response = _render(request, "curator/archive_import.html", {"error": error})
+def _error_page(request: HttpRequest, error: str, detail: str = "") -> HttpResponse:
+    context = {"error": error, "detail": detail}
+    response = _render(request, "curator/archive_import.html", context)
     response.status_code = 400
     return response
 
