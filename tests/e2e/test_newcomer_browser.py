@@ -65,38 +65,41 @@ def memory(settings, tmp_path, monkeypatch):
     return open_session
 
 
-def detail_pages(session: Session) -> list[str]:
+def detail_pages(session: Session) -> list[tuple[str, str]]:
+    """(screenshot name, path): names stay the same from run to run, ids do not."""
     episode = Episode.objects.filter(session=session).first()
+    active = Fact.objects.filter(status="active")
     pages = [
-        f"/facts/{Fact.objects.filter(status='active').order_by('pk').first().pk}/",
-        f"/episodes/{episode.pk}/",
-        f"/episodes/{Episode.objects.exclude(pk=episode.pk).first().pk}/",
-        f"/sessions/{session.pk}/",
-        f"/turns/{session.turns.order_by('turn_index').first().pk}/",
-        f"/attachments/{Attachment.objects.first().pk}/",
-        "/cards/user/",
-        "/cards/scratchpad/revisions/",
-        "/cards/metabolism/",
-        f"/review/{PendingItem.objects.order_by('pk').first().pk}/",
-        f"/debugger/?q=编辑器&why={Fact.objects.filter(status='active').order_by('-pk').first().pk}",
-        f"/jobs/runs/{JobRun.objects.first().run_id}/",
-        "/settings/tokens/",
-        "/traces/?q=orchard",
-        "/onboarding/",
-        "/no-such-page/",
+        ("fact", f"/facts/{active.order_by('pk').first().pk}/"),
+        ("episode-rules", f"/episodes/{episode.pk}/"),
+        ("episode-demo", f"/episodes/{Episode.objects.exclude(pk=episode.pk).first().pk}/"),
+        ("session", f"/sessions/{session.pk}/"),
+        ("turn", f"/turns/{session.turns.order_by('turn_index').first().pk}/"),
+        ("attachment", f"/attachments/{Attachment.objects.first().pk}/"),
+        ("card", "/cards/user/"),
+        ("card-revisions", "/cards/scratchpad/revisions/"),
+        ("card-metabolism", "/cards/metabolism/"),
+        ("review-item", f"/review/{PendingItem.objects.order_by('pk').first().pk}/"),
+        ("debugger-why-not", f"/debugger/?q=编辑器&why={active.order_by('-pk').first().pk}"),
+        ("job-run", f"/jobs/runs/{JobRun.objects.first().run_id}/"),
+        ("tokens", "/settings/tokens/"),
+        ("traces", "/traces/?q=orchard"),
+        ("onboarding", "/onboarding/"),
+        ("not-found", "/no-such-page/"),
     ]
     try:  # another branch adds an Agents page; check it when it is there
-        pages.append(reverse("agents"))
+        pages.append(("agents", reverse("agents")))
     except NoReverseMatch:
         pass
     return pages
 
 
-def _name(path: str) -> str:
-    return path.strip("/").replace("/", "_").replace("?", "_").replace("=", "-") or "home"
+def all_pages(session: Session) -> list[tuple[str, str]]:
+    nav = [(path.strip("/") or "home", path) for path in NAV_PAGES]
+    return nav + detail_pages(session)
 
 
-def visit_all(browser, live_server, language, paths, folder, check):
+def visit_all(browser, live_server, language, pages, folder, check):
     """Each page at each width: screenshot, then `check(page, path, width)`."""
     folder.mkdir(parents=True, exist_ok=True)
     for width in WIDTHS:
@@ -106,18 +109,16 @@ def visit_all(browser, live_server, language, paths, folder, check):
         )
         page = context.new_page()
         log_in(page, live_server)
-        for path in paths:
+        for name, path in pages:
             page.goto(live_server.url + path)
             expect(page.locator("html")).to_have_attribute("lang", language)
-            page.screenshot(
-                path=str(folder / f"{_name(path)}-{language}-{width}.png"), full_page=True
-            )
+            shot = folder / f"{name}-{language}-{width}.png"
+            page.screenshot(path=str(shot), full_page=True)
             check(page, path, width)
         context.close()
 
 
 def test_every_page_fits_and_reads_chinese(browser, live_server, memory, screenshot_dir):
-    paths = NAV_PAGES + detail_pages(memory)
     corpus = content_corpus()
     problems = []
 
@@ -132,7 +133,9 @@ def test_every_page_fits_and_reads_chinese(browser, live_server, memory, screens
             lines = shown["texts"] + shown["lines"]
             problems.extend(f"{path}: {c}" for c in ascii_colons(lines, corpus))
 
-    visit_all(browser, live_server, "zh-hans", paths, screenshot_dir / "newcomer", check)
+    visit_all(
+        browser, live_server, "zh-hans", all_pages(memory), screenshot_dir / "newcomer", check
+    )
     assert not problems, "\n".join(problems)
 
 
@@ -145,8 +148,7 @@ def test_every_page_fits_in_english_too(browser, live_server, memory, screenshot
         if width == 1280 and page.evaluate(NAV_ROWS_JS) != 1:
             problems.append(f"{path}: the navigation wraps at 1280 px")
 
-    paths = NAV_PAGES + detail_pages(memory)
-    visit_all(browser, live_server, "en", paths, screenshot_dir / "newcomer", check)
+    visit_all(browser, live_server, "en", all_pages(memory), screenshot_dir / "newcomer", check)
     assert not problems, "\n".join(problems)
 
 
