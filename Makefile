@@ -11,7 +11,9 @@ LOCK := requirements.lock
 ENGINE := $(VENV)/lib/memsite/e5q.so
 # What the last engine build made, or that it found no compiler (retrieval/engine/build.py).
 ENGINE_RECORD := $(VENV)/lib/memsite/e5q.build.json
-BROWSER_PACKAGES := chromium fonts-wqy-microhei
+# chromium and a CJK font for the browser tests; gettext for the catalogue test
+# (tests/test_translations.py runs makemessages, which calls xgettext and msgmerge).
+BROWSER_PACKAGES := chromium fonts-wqy-microhei gettext
 # apt needs root; use sudo only when we are not root already.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -71,7 +73,7 @@ demo: migrate ## Load demo data
 	$(PY) manage.py load_demo
 
 # Browser tests use Debian's chromium; never `playwright install` (it downloads a browser).
-browser: ## Install Debian chromium and a CJK font for browser tests, if missing
+browser: ## Install Debian chromium, a CJK font and gettext for the tests, if missing
 	@for p in $(BROWSER_PACKAGES); do \
 	  [ "$$(dpkg-query -W -f='$${Status}' $$p 2>/dev/null)" = "install ok installed" ] || missing=1; \
 	done; \

@@ -226,7 +226,7 @@ def _record_drift(key: str, current: str) -> None:
             card=key,
             content=normalise(current),
             author=CardAuthor.PERSON,
-            note=_("found changed outside the app"),
+            note="outside_change",
         )
 
 
@@ -288,6 +288,7 @@ def save(
     *,
     base: str | None = None,
     note: str = "",
+    note_params: dict | None = None,
     owner: Owner | None = None,
 ) -> CardRevision | None:
     """Write a card and keep a revision; None when the content did not change.
@@ -310,7 +311,11 @@ def save(
                 raise CardConflict(key, mine=content, theirs=current, base=normalise(base))
             _record_drift(key, current)
             revision = CardRevision.objects.create(
-                card=key, content=content, author=author, note=note[:200]
+                card=key,
+                content=content,
+                author=author,
+                note=note[:200],
+                note_params=note_params or {},
             )
             entries = _store(key, content, owner, revision)
     except BaseException:
@@ -347,8 +352,8 @@ def save_many(
 
 def restore(key: str, revision: CardRevision, author: str = CardAuthor.PERSON, owner=None):
     """Bring an old version back as a new revision (history only ever grows)."""
-    note = _("restored revision #%(id)s") % {"id": revision.pk}
-    return save(key, revision.content, author, note=note, owner=owner)
+    params = {"id": revision.pk}
+    return save(key, revision.content, author, note="restored", note_params=params, owner=owner)
 
 
 def _changed_at(key: str) -> datetime | None:
@@ -383,7 +388,7 @@ def last_change(key: str, text: str | None = None) -> LastChange | None:
     if latest is None:
         return None
     return LastChange(
-        latest.author, latest.get_author_display(), latest.created_at, latest.note, False
+        latest.author, latest.get_author_display(), latest.created_at, latest.note_text, False
     )
 
 
@@ -560,12 +565,21 @@ def write_generated(
     *,
     author: str = CardAuthor.JOB,
     note: str = "",
+    note_params: dict | None = None,
     owner: Owner | None = None,
 ) -> CardRevision | None:
     """What the nightly refresh calls: replace its section, keep the person's edits."""
     current = read(key, owner)
     new = replace_generated(current, name, lines)
-    return save(key, new, author, base=current, note=note or _("nightly refresh"), owner=owner)
+    return save(
+        key,
+        new,
+        author,
+        base=current,
+        note=note or "nightly_refresh",
+        note_params=note_params,
+        owner=owner,
+    )
 
 
 def generated_fact_ids(text: str) -> list[int]:

@@ -147,6 +147,16 @@ def _turn_text(content, tool_calls, tool_results) -> str:
     return "\n".join([content, *extras])
 
 
+def mark_ended(session: Session) -> None:
+    """An agent ended the session: it shows as ended at once, while its episode is written
+    by a job (a later turn reopens it, as any turn after the end does)."""
+    if session.ended_at is None:
+        session.ended_at = timezone.now()
+        Session.objects.filter(pk=session.pk, ended_at__isnull=True).update(
+            ended_at=session.ended_at
+        )
+
+
 def _reopen(session: Session, timestamp) -> None:
     """A turn after the session ended reopens it, so the next end covers the new turns too."""
     changed = []

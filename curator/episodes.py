@@ -98,9 +98,14 @@ def edit_episode(episode_id: int, changes: dict, *, actor: str = Actor.PERSON):
     with transaction.atomic():
         episode = Episode.objects.select_for_update().get(pk=episode_id)
         before = values(episode)
+        if changes.get("summary") == episode.display_summary:
+            changes = {**changes, "summary": episode.summary}  # shown in other words, not edited
         changed = {k: v for k, v in changes.items() if k in EDITABLE and before[k] != v}
         if not changed:
             return None
+        if "summary" in changed and episode.summary_parts:
+            episode.summary_parts = []  # the person's words now, shown as written
+            episode.save(update_fields=["summary_parts"])
         restore(episode, changed)
         return record_edit(
             episode,

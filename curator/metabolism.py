@@ -22,7 +22,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -210,12 +210,13 @@ def _plan_project(text: str, now) -> Change | None:
     archived_lines = [line for s in archived for line in s]
     headings = ", ".join(s[0][3:].strip() for s in archived)
     rel = path.relative_to(Path(settings.MEMORY_DIR) / "shared")
-    note = _("%(date)s: %(n)d lines archived to %(path)s (%(headings)s)") % {
-        "date": f"{now:%Y-%m-%d}",
-        "n": len(archived_lines),
-        "path": rel,
-        "headings": headings,
-    }
+    with translation.override(Owner.default().agent_language()):  # a line of the card
+        note = _("%(date)s: %(n)d lines archived to %(path)s (%(headings)s)") % {
+            "date": f"{now:%Y-%m-%d}",
+            "n": len(archived_lines),
+            "path": rel,
+            "headings": headings,
+        }
     lines = [*_archive_lines(text), (f"- {note}", [])]
     while preamble and not preamble[-1].strip():
         preamble = preamble[:-1]
@@ -345,7 +346,7 @@ def apply(
                     owner=owner,
                     operation_id=f"{op}:insight:{index}",
                 )
-            cards.save(change.key, change.after, author, base=change.before, note=_("metabolism"))
+            cards.save(change.key, change.after, author, base=change.before, note="metabolism")
     return current
 
 

@@ -21,6 +21,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext as _
 
+from curator.generated import colon
 from curator.models import (
     Actor,
     EventType,
@@ -220,7 +221,7 @@ def bar_chart(values, days, *, percent: bool = False, label: str = "") -> SafeSt
     for i, (value, day) in enumerate(zip(values, days, strict=True)):
         x = i * (width + GAP)
         shown = "—" if value is None else (_pct(value) if percent else str(value))
-        tip = f"{day:%Y-%m-%d}: {shown}"
+        tip = f"{day:%Y-%m-%d}{colon()}{shown}"
         if value is None:
             bars.append(
                 f'<rect class="none" x="{x:.1f}" y="{HEIGHT - 2}" width="{width:.1f}" '

@@ -7,10 +7,12 @@ conversation_turns / scratchpad, 004 verified vs inferred).
 
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from curator import generated
 from curator.normalize import content_key
 
 
@@ -21,6 +23,15 @@ class Owner(models.Model):
     display_name = models.CharField(_("display name"), max_length=200, blank=True)
     identity_confirmed = models.BooleanField(_("identity confirmed"), default=False)
     onboarding_draft = models.JSONField(_("onboarding draft"), default=dict, blank=True)
+    # The language the person reads the pages in (set when they pick one), and the one the
+    # context given to agents is written in (blank: the person's).
+    language = models.CharField(_("language"), max_length=16, blank=True)
+    context_language = models.CharField(
+        _("language of the agent's context"), max_length=16, blank=True
+    )
+    # Getting started: the first debugger search ticks its step; the guide can be reopened.
+    first_search_at = models.DateTimeField(_("first search in the debugger"), null=True, blank=True)
+    show_guide = models.BooleanField(_("show the getting-started guide"), default=False)
     created_at = models.DateTimeField(_("created"), auto_now_add=True)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
 
@@ -30,6 +41,10 @@ class Owner(models.Model):
 
     def __str__(self) -> str:
         return self.display_name or self.key
+
+    def agent_language(self) -> str:
+        """The language of what is written for the agent: cards, context headings, notes."""
+        return self.context_language or self.language or settings.LANGUAGE_CODE
 
     @classmethod
     def default(cls) -> "Owner":
@@ -361,6 +376,11 @@ class ConversationTurn(models.Model):
         return f"{self.session_id}#{self.turn_index} {self.role}"
 
     @property
+    def number(self) -> int:
+        """The turn as pages count it, from 1 (turn_index, the API's, starts at 0)."""
+        return self.turn_index + 1
+
+    @property
     def has_tool_calls(self) -> bool:
         return bool(self.tool_calls)
 
@@ -369,7 +389,8 @@ class Outcome(models.TextChoices):
     SUCCESS = "success", _("success")
     PARTIAL = "partial", _("partial")
     FAILED = "failed", _("failed")
-    ONGOING = "ongoing", _("ongoing")
+    # Work left to do: the session ended (it is not running), so never "ongoing" in words.
+    ONGOING = "ongoing", _("unfinished")
 
 
 class Episode(models.Model):
@@ -380,6 +401,9 @@ class Episode(models.Model):
         Session, on_delete=models.SET_NULL, null=True, blank=True, related_name="episodes"
     )
     summary = models.TextField(_("summary"))
+    # A rules summary as codes and values (curator.generated), shown in the reader's language;
+    # empty for an LLM's or a person's summary, which `summary` holds as written.
+    summary_parts = models.JSONField(_("summary parts"), default=list, blank=True)
     goal = models.TextField(_("goal"), blank=True)
     outcome = models.CharField(
         _("outcome"), max_length=16, choices=Outcome, default=Outcome.SUCCESS
@@ -401,7 +425,14 @@ class Episode(models.Model):
         ordering = ["-started_at"]
 
     def __str__(self) -> str:
-        return self.summary[:80]
+        return self.display_summary[:80]
+
+    @property
+    def display_summary(self) -> str:
+        """The summary in the reader's language when the rules wrote it, else as stored."""
+        if self.summary_parts:
+            return generated.episode_summary(self.summary_parts)
+        return self.summary
 
 
 class Direction(models.TextChoices):
@@ -554,7 +585,9 @@ class CardRevision(models.Model):
     card = models.CharField(_("card"), max_length=64, db_index=True)
     content = models.TextField(_("content"))
     author = models.CharField(_("author"), max_length=16, choices=CardAuthor)
+    # A code of curator.generated.CARD_NOTES (and its values), put into words when shown.
     note = models.CharField(_("note"), max_length=200, blank=True)
+    note_params = models.JSONField(_("note values"), default=dict, blank=True)
     created_at = models.DateTimeField(_("saved"), default=timezone.now)
 
     class Meta:
@@ -564,3 +597,7 @@ class CardRevision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.card} @ {self.created_at:%Y-%m-%d %H:%M}"
+
+    @property
+    def note_text(self) -> str:
+        return generated.card_note(self.note, self.note_params)

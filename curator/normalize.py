@@ -94,10 +94,15 @@ def _unify_punctuation(text: str) -> str:
     return "".join(chars)
 
 
-def normalise_text(text: str) -> str:
-    """The stored form of a piece of memory text."""
+def normalise_text(text: str, keep_punctuation: bool = False) -> str:
+    """The stored form of a piece of memory text.
+
+    `keep_punctuation`: text a person wrote keeps its marks as typed ("Python。" stays), so
+    what is stored is what they approved; only an agent's text gets the widths unified.
+    """
     folded = "".join(_fold_width(ch) for ch in unicodedata.normalize("NFC", text or ""))
-    return _unify_punctuation(_collapse(folded))
+    collapsed = _collapse(folded)
+    return collapsed if keep_punctuation else _unify_punctuation(collapsed)
 
 
 def normalise_label(text: str) -> str:

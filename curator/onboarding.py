@@ -20,9 +20,10 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.functional import Promise
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+from django.utils.translation import gettext_lazy, pgettext
 
 from curator import cards, writepath
+from curator.generated import colon
 from curator.models import (
     Actor,
     CardAuthor,
@@ -336,12 +337,14 @@ def planned_facts(data: dict) -> list[dict]:
     out = []
     for q in QUESTIONS:
         lines = [_BULLET.sub("", line).strip() for line in data.get(q.key, "").splitlines()]
-        value = "; ".join(" ".join(line.split()) for line in lines if line)
+        value = pgettext("between answer lines", "; ").join(
+            " ".join(line.split()) for line in lines if line
+        )
         if value:
             out.append(
                 {
                     "key": q.key,
-                    "content": f"{q.fact_label}: {value}",
+                    "content": f"{q.fact_label}{colon()}{value}",
                     "subject": q.subject,
                     "predicate": q.predicate,
                     "type": str(q.type),
@@ -487,7 +490,7 @@ def _confirm(
         cards.save_many(
             {"persona": persona_card(data), "user": user_card(data)},
             CardAuthor.ONBOARDING,
-            note=_("onboarding"),
+            note="onboarding",
             owner=owner,
         )
         owner.identity_confirmed = True

@@ -17,6 +17,7 @@ Two modes:
 from __future__ import annotations
 
 import json
+import logging
 import os
 import uuid
 import zipfile
@@ -53,6 +54,7 @@ from retrieval.models import RegressionCheck
 
 NEW, IDENTICAL, CONFLICT = "new", "identical", "conflicting"
 RESTORE, MERGE = "restore", "merge"
+log = logging.getLogger(__name__)
 FILES = "memory_files"  # the preview's row for the card files
 ALWAYS_IGNORED = frozenset({"id", "updated_at"})
 
@@ -93,11 +95,19 @@ def read(path: str | Path) -> Archive:
             if bad is not None:
                 raise ArchiveError(_("The archive is damaged (%(name)s).") % {"name": bad})
             return _read_members(path, zf)
-    except (zipfile.BadZipFile, zlib.error, EOFError, OSError) as exc:
+    # Python's own messages ("File is not a zip file") are English and say nothing more
+    # than these; the detail goes to the log.
+    except zipfile.BadZipFile as exc:
+        log.info("import %s: %s", path.name, exc)
         raise ArchiveError(
-            _("This is not a readable zip archive (damaged or truncated?): %(error)s")
-            % {"error": exc}
+            _("This file is not a zip archive: choose a Memory Curator export.")
         ) from exc
+    except (zlib.error, EOFError) as exc:
+        log.info("import %s: %s", path.name, exc)
+        raise ArchiveError(_("The archive is damaged or truncated.")) from exc
+    except OSError as exc:
+        log.warning("import %s: %s", path.name, exc)
+        raise ArchiveError(_("The archive could not be read from the disk.")) from exc
 
 
 def _read_members(path: Path, zf: zipfile.ZipFile) -> Archive:

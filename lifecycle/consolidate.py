@@ -29,7 +29,7 @@ from curator.models import Attachment, ConversationTurn, EventType, Fact, FactSt
 from curator.writepath import change_fact
 from lifecycle import decay, dedup, refresh, runs
 from lifecycle.extract import ExtractionDeferred, due_items, extract_turn, pending_turns
-from lifecycle.models import JobKind, JobRun, RunStatus, Trigger
+from lifecycle.models import LOCKED, JobKind, JobRun, RunStatus, Trigger
 
 log = logging.getLogger(__name__)
 LOCK = "consolidate"
@@ -237,7 +237,8 @@ def run(
     job = job or runs.create(JobKind.CONSOLIDATE, trigger, run_id)
     if not runs.acquire(LOCK, job.run_id):
         holder = runs.held(LOCK)
-        why = f"another consolidation is running ({holder.holder if holder else 'unknown'})"
+        # A code the Jobs page words in its reader's language (JobRun.error_text).
+        why = f"{LOCKED}{holder.holder if holder else '?'}"
         return Report(runs.skip(job, why), [], False, why)
     recorder = runs.Recorder(job, LOCK)
     try:

@@ -25,8 +25,8 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import translation
-from django.utils.translation import gettext as _
 
+from curator import generated
 from curator.models import (
     Episode,
     EventType,
@@ -252,18 +252,15 @@ def plan_reviews(now: datetime, reviews: Reviews):
     return promote, ask, reset
 
 
-def _why_low(fact: Fact) -> str:
-    with translation.override(settings.LANGUAGE_CODE):
-        return _(
-            "Importance fell to %(value).2f after weeks without use. Keep it (ignore this "
-            "suggestion) or remove it (confirm)."
-        ) % {"value": fact.importance}
-
-
 def ask_removal(fact: Fact, job_run: str, run_key: str) -> None:
+    params = {"value": fact.importance}
+    with translation.override(fact.owner.agent_language()):  # the words, for older readers
+        why = generated.deletion_why({"why_code": "faded", "why_params": params})
     propose(
         Candidate(
-            content=_why_low(fact),
+            content=why,
+            why_code="faded",
+            why_params=params,
             delete_fact_id=fact.pk,
             confidence=0.9,
             tags=[DECAY_REVIEW_TAG],

@@ -19,8 +19,8 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 from django.utils import translation
-from django.utils.translation import gettext as _
 
+from curator import generated
 from curator.models import EventType, Fact, FactStatus, PendingItem, PendingReason
 from curator.writepath import Candidate, change_fact, propose
 from lifecycle import knn
@@ -188,14 +188,14 @@ def merge(group: list[Row], job_run: str) -> None:
 
 def propose_merge(sim: float, keep: Row, drop: Row, job_run: str, run_key: str) -> None:
     kept = Fact.objects.get(pk=keep.pk)
-    with translation.override(settings.LANGUAGE_CODE):
-        why = _(
-            "Near-duplicate of #%(id)s “%(content)s” (similarity %(sim).3f): confirm to keep "
-            "only #%(id)s, ignore to keep both."
-        ) % {"id": keep.pk, "content": kept.content[:120], "sim": sim}
+    params = {"id": keep.pk, "content": kept.content[:120], "sim": sim}
+    with translation.override(kept.owner.agent_language()):  # the words, for older readers
+        why = generated.deletion_why({"why_code": "near_duplicate", "why_params": params})
     propose(
         Candidate(
             content=why,
+            why_code="near_duplicate",
+            why_params=params,
             delete_fact_id=drop.pk,
             confidence=round(min(0.99, sim), 3),
             tags=[MERGE_TAG, f"duplicate-of:{keep.pk}"],

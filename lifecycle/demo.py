@@ -757,7 +757,7 @@ def _create_drop(owner: Owner, now: datetime) -> MemoryEvent:
             "candidate": {**DROPPED["candidate"], "source": DEMO_SOURCE.value},
             "confidence": DROPPED["confidence"],
             "threshold": 0.6,
-            "reason": "confidence 0.40 is below the 0.60 drop threshold; not stored",
+            "reason": "low_confidence",  # a code: the Activity page words it (curator.describe)
         },
     )
 

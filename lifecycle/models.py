@@ -72,6 +72,18 @@ class JobRun(models.Model):
     def finished(self) -> bool:
         return self.status not in (RunStatus.QUEUED, RunStatus.RUNNING)
 
+    @property
+    def error_text(self) -> str:
+        """The error as shown: a skip's code in words; an exception's own text as it is."""
+        if self.error.startswith(LOCKED):
+            holder = self.error[len(LOCKED) :]
+            return _("another consolidation is running (%(run)s)") % {"run": holder}
+        return self.error
+
+
+# A run skipped because another holds the lock: its error is this prefix + the holder's id.
+LOCKED = "locked:"
+
 
 class JobLock(models.Model):
     """A named lock in the database, so runs in the web process, the consumer and a

@@ -15,11 +15,10 @@ import re
 from collections import Counter
 from datetime import datetime
 
-from django.conf import settings
 from django.utils import translation
 
 from curator import cards, metabolism
-from curator.models import Actor, CardAuthor, Fact, FactType, Scope
+from curator.models import Actor, CardAuthor, Fact, FactType, Owner, Scope
 
 SECTION = "facts"
 PER_TYPE = 5
@@ -55,7 +54,8 @@ def user_facts(now: datetime) -> list[Fact]:
 
 
 def _label(fact: Fact) -> str:
-    with translation.override(settings.LANGUAGE_CODE):
+    # The card is read by the agent: its labels are in the owner's agent language.
+    with translation.override(Owner.default().agent_language()):
         return str(fact.get_type_display())
 
 
@@ -99,7 +99,7 @@ def refresh(now: datetime, dry_run: bool, counts: dict) -> dict:
         counts[f"{key}_lines"] = n
         counts[f"{key}_size"] = cards.measure(key, text).amount
         if not dry_run and _content(text) != _content(current):
-            cards.save(key, text, CardAuthor.JOB, base=current, note="nightly refresh")
+            cards.save(key, text, CardAuthor.JOB, base=current, note="nightly_refresh")
     plan = (
         metabolism.plan(now)
         if dry_run

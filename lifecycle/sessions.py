@@ -20,7 +20,7 @@ from django.db import transaction
 from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
-from curator import cards, signals
+from curator import cards, generated, signals
 from curator.models import (
     CardAuthor,
     ConversationTurn,
@@ -35,7 +35,6 @@ from curator.models import (
 from lifecycle import llm, runs
 from lifecycle.extract import ExtractionDeferred, extract_turn, pending_turns, tool_summary
 from lifecycle.models import JobKind
-from lifecycle.rules import is_chinese
 from retrieval.text import STOPWORDS
 
 log = logging.getLogger(__name__)
@@ -165,9 +164,14 @@ class Draft:
     entities: list[str]
     tags: list[str] = field(default_factory=list)
     source: str = "rules"
+    parts: list[dict] = field(default_factory=list)  # the rules' summary as codes
 
 
-def rules_draft(turns: list[ConversationTurn], nodes: list[dict]) -> Draft:
+def rules_draft(
+    turns: list[ConversationTurn], nodes: list[dict], language: str | None = None
+) -> Draft:
+    """The summary as parts (shown in the reader's language); `summary` holds them in
+    `language`, the owner's agent language, for search and the API."""
     users = [t for t in turns if t.role == Role.USER and t.content.strip()]
     answers = [t for t in turns if t.role == Role.ASSISTANT and t.content.strip()]
     goal = (
@@ -177,24 +181,18 @@ def rules_draft(turns: list[ConversationTurn], nodes: list[dict]) -> Draft:
     files = files_in(turns)
     text = "\n".join(t.content for t in turns)
     entities = list(dict.fromkeys(files + nouns(text, skip=tuple(files))))[:10]
-    outcome = _outcome(nodes, turns)
-    zh = is_chinese(text)
-    parts = [f"目标：{goal}" if zh else f"Goal: {goal}"] if goal else []
+    parts: list[dict] = [{"code": "goal", "text": goal}] if goal else []
     if tools:
         failed = sum(1 for n in nodes if not n["success"])
-        used = "、".join(tools) if zh else ", ".join(tools)
-        parts.append(
-            f"调用工具 {len(nodes)} 次（{used}），失败 {failed} 次"
-            if zh
-            else f"{len(nodes)} tool calls ({used}), {failed} failed"
-        )
+        parts.append({"code": "tools", "n": len(nodes), "tools": tools, "failed": failed})
     if files:
-        parts.append(("涉及文件：" if zh else "Files: ") + ", ".join(files[:5]))
+        parts.append({"code": "files", "files": files[:5]})
     if answers:
-        parts.append(("最后的回答：" if zh else "Last answer: ") + _clip(answers[-1].content, 150))
-    parts.append(f"共 {len(turns)} 轮" if zh else f"{len(turns)} turns")
-    summary = ("。" if zh else ". ").join(p.rstrip("。.") for p in parts) + ("。" if zh else ".")
-    return Draft(summary, goal, outcome, entities, tags=tools[:5])
+        parts.append({"code": "last_answer", "text": _clip(answers[-1].content, 150)})
+    parts.append({"code": "turns", "n": len(turns)})
+    with translation.override(language or settings.LANGUAGE_CODE):
+        summary = generated.episode_summary(parts)
+    return Draft(summary, goal, _outcome(nodes, turns), entities, tags=tools[:5], parts=parts)
 
 
 EPISODE_PROMPT = """You summarise one finished conversation between a person and their AI
@@ -256,7 +254,7 @@ def _merge(new: list[str], old: list[str], size: int) -> list[str]:
 
 
 def _outcome_label(episode: Episode) -> str:
-    with translation.override(settings.LANGUAGE_CODE):
+    with translation.override(episode.owner.agent_language()):
         return str(episode.get_outcome_display())
 
 
@@ -325,9 +323,11 @@ def completions(content: str) -> list[str]:
     return [f"- {day}: {text}" for day, text in _COMPLETION.findall(content or "")]
 
 
-def pad_lines(update: PadUpdate, done: list[str]) -> list[tuple[str, list[int]]]:
-    """The generated part of the scratchpad, headings in the configured language."""
-    with translation.override(settings.LANGUAGE_CODE):
+def pad_lines(
+    update: PadUpdate, done: list[str], language: str | None = None
+) -> list[tuple[str, list[int]]]:
+    """The generated part of the scratchpad, headings in the owner's agent language."""
+    with translation.override(language or settings.LANGUAGE_CODE):
         sections = [
             (_("Current focus"), [update.current_focus] if update.current_focus else []),
             (_("Active projects"), [f"- {p}" for p in update.active_projects]),
@@ -347,8 +347,9 @@ def write_pad(pad: Scratchpad, update: PadUpdate, day) -> None:
     if update.completed:
         done.insert(0, f"- {day:%Y-%m-%d}: {update.completed}")
     done = list(dict.fromkeys(done))[:MAX_ITEMS]
-    content = cards.replace_generated(pad.content or "", SECTION, pad_lines(update, done))
-    cards.save("scratchpad", content, CardAuthor.JOB, note=_("session end"), owner=pad.owner)
+    lines = pad_lines(update, done, pad.owner.agent_language())
+    content = cards.replace_generated(pad.content or "", SECTION, lines)
+    cards.save("scratchpad", content, CardAuthor.JOB, note="session_end", owner=pad.owner)
     Scratchpad.objects.filter(pk=pad.pk).update(
         current_focus=update.current_focus,
         active_projects=update.active_projects,
@@ -371,13 +372,15 @@ def _extract_rest(session: Session) -> None:
             continue
 
 
-def draft_for(turns: list[ConversationTurn], nodes: list[dict], context: str) -> Draft:
+def draft_for(
+    turns: list[ConversationTurn], nodes: list[dict], context: str, language: str | None = None
+) -> Draft:
     if llm.configured():
         try:
             return llm_draft(turns, context)
         except llm.LLMError as exc:
             log.warning("%s: LLM summary failed, using rules: %s", context, exc)
-    return rules_draft(turns, nodes)
+    return rules_draft(turns, nodes, language)
 
 
 def end_session(session: Session) -> Episode | None:
@@ -390,12 +393,13 @@ def end_session(session: Session) -> Episode | None:
         return session.episodes.order_by("-ended_at").first()
     context = f"session {session.external_id}"
     nodes = action_nodes(turns)
-    draft = draft_for(turns, nodes, context)
+    draft = draft_for(turns, nodes, context, session.owner.agent_language())
     with transaction.atomic():
         episode = Episode.objects.create(
             owner=session.owner,
             session=session,
             summary=draft.summary,
+            summary_parts=draft.parts,
             goal=draft.goal,
             outcome=draft.outcome,
             started_at=turns[0].timestamp,

@@ -64,8 +64,7 @@ def _undo_cards(changes: list[tuple[str, list]]) -> list[str]:
             )
         before = CardRevision.objects.filter(pk=before_id).first() if before_id else None
         text = before.content if before else ""
-        note = _("undo of a job run")
-        cards.save(key, text, CardAuthor.PERSON, base=latest.content, note=note)
+        cards.save(key, text, CardAuthor.PERSON, base=latest.content, note="undo_run")
         restored.append(key)
     return restored
 

@@ -300,3 +300,6 @@ ATTACHMENT_ALLOWED_TYPES = [t.strip().lower() for t in _allowed_types.split(",")
 # Export, import and backups (issue 8): the JSONL conversation backup under
 # DATA_DIR/conversation_history is pruned nightly after this many days (0 = keep; rows stay).
 CONVERSATION_LOG_RETENTION_DAYS = env_int("MEMSITE_CONVERSATION_LOG_RETENTION_DAYS", 30)
+
+# Getting started and error pages (issue 21): a failed CSRF check shows the app's 403 page.
+CSRF_FAILURE_VIEW = "memsite.web.errors.csrf_failure"

@@ -1,11 +1,9 @@
 from django.contrib import admin
-from django.contrib.auth.decorators import login_not_required
 from django.urls import include, path
 from django.views.generic import RedirectView
-from django.views.i18n import set_language
 
 from memsite.api import api, mcp
-from memsite.web import accounts
+from memsite.web import accounts, errors, language
 
 urlpatterns = [
     # First: agents call it most, and every pattern tried before it costs each API request.
@@ -23,6 +21,11 @@ urlpatterns = [
     path("accounts/login/", accounts.LoginView.as_view(), name="login"),
     path("accounts/logout/", accounts.LogoutView.as_view(), name="logout"),
     # The language switcher must work on the login page too.
-    path("i18n/setlang/", login_not_required(set_language), name="set_language"),
+    path("i18n/setlang/", language.set_language, name="set_language"),
     path("admin/", admin.site.urls),
 ]
+
+# The app's own error pages, in its layout and language (memsite/web/errors.py).
+handler404 = errors.not_found
+handler403 = errors.forbidden
+handler500 = errors.server_error

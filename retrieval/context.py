@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.conf import settings
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext_lazy
 
 from curator.compiler import compiled_profile
 from curator.models import Actor, Scope, Session
@@ -31,10 +32,11 @@ log = logging.getLogger(__name__)
 EVIDENCE_MIN, EVIDENCE_MAX = 3, 5
 # A single turn may take at most this share of the turns budget (long tool output).
 TURN_SHARE = 4
+# In the owner's agent language (Owner.agent_language, settable on the Settings page).
 HEADINGS = {
-    "cards": "## Who we are",
-    "turns": "## Recent conversation",
-    "evidence": "## Relevant memories",
+    "cards": gettext_lazy("Who we are"),
+    "turns": gettext_lazy("Recent conversation"),
+    "evidence": gettext_lazy("Relevant memories"),
 }
 CUT_ORDER = ["evidence", "turns"]
 
@@ -287,7 +289,7 @@ def assemble(
     degraded = bool(result and result.degraded)
     return ContextResult(
         query=query,
-        text=render(sections),
+        text=render(sections, owner.agent_language()),
         sections=sections,
         budgets=budgets,
         detection=detection,
@@ -314,6 +316,7 @@ def _to_section(section: tb.Section) -> ContextSection:
     )
 
 
-def render(sections: list[ContextSection]) -> str:
-    parts = [f"{HEADINGS[s.name]}\n{s.text}" for s in sections if s.text.strip()]
+def render(sections: list[ContextSection], language: str | None = None) -> str:
+    with translation.override(language or settings.LANGUAGE_CODE):
+        parts = [f"## {HEADINGS[s.name]}\n{s.text}" for s in sections if s.text.strip()]
     return "\n\n".join(parts)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from django.db import DatabaseError
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from retrieval import backends, scoring
 from retrieval import text as seg
@@ -28,6 +29,14 @@ from retrieval.search import (
 )
 
 NO_KEYWORD_RANK_BEYOND = 5000
+# The scoring components as a person reads them (the debugger's sliders and suggestions).
+COMPONENT_LABELS = {
+    "semantic": gettext_lazy("semantic"),
+    "keyword": gettext_lazy("keyword"),
+    "freshness": gettext_lazy("freshness"),
+    "importance": gettext_lazy("importance"),
+    "access": gettext_lazy("access frequency"),
+}
 
 
 @dataclass
@@ -66,8 +75,8 @@ def _filter_gate(code: str, kind: str, obj, result: SearchResult) -> WhyNot:
     messages = {
         "owner": (_("It belongs to another person's memory."), []),
         "kind": (
-            _("Its kind (%(kind)s) is not among the kinds searched.") % {"kind": kind},
-            [_("Add %(kind)s to the kinds.") % {"kind": kind}],
+            _("Its kind (%(kind)s) is not among the kinds searched.") % {"kind": Kind(kind).label},
+            [_("Add %(kind)s to the kinds.") % {"kind": Kind(kind).label}],
         ),
         "superseded": (
             _("It was superseded by a newer version of the same fact."),
@@ -106,7 +115,7 @@ def why_not(
             kind,
             object_id,
             "missing",
-            _("There is no %(kind)s #%(id)s.") % {"kind": kind, "id": object_id},
+            _("There is no %(kind)s #%(id)s.") % {"kind": Kind(kind).label, "id": object_id},
         )
     filters = backends.Filters(
         result.owner_id,
@@ -185,7 +194,7 @@ def _describe(hint: scoring.WhatIf) -> str:
         }
     return _("Rank %(rank)d if %(component)s had %(share)d%% of the weight.") % {
         "rank": hint.rank,
-        "component": hint.component,
+        "component": COMPONENT_LABELS.get(hint.component, hint.component),
         "share": round(hint.value * 100),
     }
 

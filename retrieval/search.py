@@ -40,6 +40,7 @@ from curator.models import (
     Fact,
     MemoryEvent,
     Owner,
+    Role,
 )
 from retrieval import backends, keywords, matrix, scoring, userdict
 from retrieval import text as seg
@@ -358,7 +359,9 @@ def display_text(kind: str, obj) -> tuple[str, str]:
         return obj.goal, obj.summary
     if kind == Kind.TURN:
         return (
-            f"{obj.session.title or obj.session.external_id} #{obj.turn_index} {obj.role}",
+            # As pages show a turn: counted from 1, the role in the reader's language.
+            f"{obj.session.title or obj.session.external_id} #{obj.turn_index + 1} "
+            f"{Role(obj.role).label if obj.role in Role.values else obj.role}",
             obj.content,
         )
     body = " — ".join(p for p in (obj.description, obj.extracted_text[:300]) if p)

@@ -1,5 +1,7 @@
 import pytest
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.utils import translation
 
 from tests.api_helpers import anon_api, api, fresh_limits, read_api  # noqa: F401  (API fixtures)
 from tests.fake_openai import fake_openai  # noqa: F401  (a fake OpenAI-compatible server)
@@ -15,3 +17,11 @@ def client_in(client, owner_user):
     """A browser-like client logged in as the owner account."""
     client.force_login(owner_user)
     return client
+
+
+@pytest.fixture(autouse=True)
+def _default_language():
+    """Each test starts in the default language: a request in Chinese activates it for the
+    thread (LocaleMiddleware never deactivates), which would leak into the next test."""
+    yield
+    translation.activate(settings.LANGUAGE_CODE)

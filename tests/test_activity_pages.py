@@ -29,7 +29,7 @@ def test_it_lists_every_event_newest_first_with_who_and_what(client_in):
     html = page(client_in)
     assert (
         html.index("Dropped “可能喜欢咖啡”")
-        < html.index("Edited content")
+        < html.index("Edited confidence, content")  # a hand edit verifies: confidence 1.0
         < html.index("Wrote “李雷住在杭州”")
     )
     assert "confidence 0.30 is below 0.60" in html

@@ -206,9 +206,10 @@ def test_pausing_all_memory_writes_from_settings(client_in, agent_api):
 
 def test_getting_started_points_to_the_agents_page_until_an_agent_has_called(client_in, agent_api):
     _token, api = agent_api
-    assert 'class="connect-cta"' in client_in.get("/").content.decode()
+    page = client_in.get("/").content.decode()
+    assert 'data-step="connect" data-done="false"' in page and 'href="/agents/"' in page
     api.get("/memories")
-    assert 'class="connect-cta"' not in client_in.get("/").content.decode()
+    assert 'data-step="connect" data-done="true"' in client_in.get("/").content.decode()
 
 
 # -- the command ---------------------------------------------------------------------------------

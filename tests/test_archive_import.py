@@ -173,7 +173,7 @@ def no_manifest(path: Path, tmp_path: Path) -> Path:
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
-        (truncated, "not a readable zip"),
+        (truncated, "not a zip archive"),
         (bad_version, "format version 99"),
         (broken_line, "data/facts.jsonl line"),
         (bad_count, "the manifest says"),

@@ -103,7 +103,7 @@ def test_restore_is_a_new_revision(db):
     cards.save("memory", "two\n", CardAuthor.PERSON)
     restored = cards.restore("memory", first)
     assert cards.read("memory") == "one\n"
-    assert restored.pk > first.pk and f"#{first.pk}" in restored.note
+    assert restored.pk > first.pk and f"#{first.pk}" in restored.note_text
     assert CardRevision.objects.filter(card="memory").count() == 3
 
 

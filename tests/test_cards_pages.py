@@ -130,7 +130,7 @@ def test_revisions_list_diff_and_restore(client_in):
     response = client_in.post(f"/cards/project/revisions/{first.pk}/restore/")
     assert response.status_code == 302 and cards.read("project") == "alpha\nbeta\n"
     latest = CardRevision.objects.filter(card="project").first()
-    assert latest.pk > second.pk and f"#{first.pk}" in latest.note
+    assert latest.pk > second.pk and f"#{first.pk}" in latest.note_text
 
 
 def test_a_single_revision_shows_rendered_and_raw(client_in):
@@ -179,3 +179,11 @@ def test_the_metabolism_page_shows_rules_and_a_preview(client_in):
     assert 'data-rule="insights"' in page and "12 / 10 items" in page
     assert "lesson 11" in page and 'name="fingerprint"' in page
     assert cards.measure("insights", cards.read("insights")).amount == 12  # preview only
+
+
+def test_revision_sizes_use_the_editors_unit(client_in):
+    cards.save("user", "# 李雷\n", "person")  # User.md is measured in bytes, like its editor
+    html = client_in.get("/cards/user/revisions/").content.decode()
+    size = cards.measure("user", "# 李雷\n")
+    assert size.unit == "bytes" and f"{size.amount} bytes" in html
+    assert f">{len('# 李雷')}<" not in html  # not characters

@@ -6,9 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from django.core.files.base import ContentFile
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from curator import cards
+from curator.generated import deletion_why
 from curator.models import (
     Attachment,
     CardRevision,
@@ -113,6 +114,12 @@ def test_near_duplicates_of_the_same_type_are_proposed_for_review(vectors):
     assert (item.reason, item.conflicts_with_id) == ("deletion", b.pk)
     assert item.candidate["tags"] == ["merge", f"duplicate-of:{a.pk}"]
     assert Fact.objects.filter(status="active").count() == 4  # nothing removed yet
+    # The reason is a code and values: the review desk words it in the reader's language.
+    assert item.candidate["why_code"] == "near_duplicate"
+    with translation.override("zh-hans"):
+        assert deletion_why(item.candidate).startswith(f"与 #{a.pk}")
+    with translation.override("en"):
+        assert deletion_why(item.candidate).startswith(f"Near-duplicate of #{a.pk}")
 
 
 def test_the_next_run_queries_only_vectors_embedded_since_the_last_dedup(vectors):

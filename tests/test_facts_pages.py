@@ -272,6 +272,21 @@ def test_the_fact_page_shows_recall_expiry_and_events(client_in):
     assert "Wrote “李雷住在杭州”" in html and "Expiry and decay" in html
 
 
+def test_the_fact_page_counts_the_changes_of_the_batch_it_was_part_of(client_in):
+    owner = Owner.default()
+    made = [
+        propose(
+            Candidate(f"事实 {n}", subject="李雷", predicate=f"p{n}"),
+            actor="job",
+            batch="extract-7",
+        )
+        for n in range(3)
+    ]
+    html = page(client_in, f"/facts/{made[0].fact.pk}/")
+    assert "part of extract-7 (3 changes)" in html
+    assert owner.events.filter(batch="extract-7").count() == 3
+
+
 @pytest.mark.parametrize(
     "action, status",
     [("archive", FactStatus.ARCHIVED), ("delete", FactStatus.ARCHIVED)],

@@ -107,6 +107,12 @@ def test_submit_writes_cards_facts_and_owner_together(owner, memory_dir):
     assert {r.author for r in revisions} == {"onboarding"} and revisions.count() == 2
 
 
+def test_the_persons_answers_keep_their_punctuation(owner):
+    onboarding.submit({**ANSWERS, "tech": "Python。"}, owner=owner)
+    tech = Fact.objects.get(subject="user", predicate="tech_preferences")
+    assert tech.content.endswith("Python。")  # not "Python." : what the summary showed
+
+
 def test_submit_refuses_invalid_answers_and_says_which_step(owner):
     result = onboarding.submit({**ANSWERS, "address": ""}, owner=owner)
     assert not result.ok and result.code == "invalid" and result.step == 2

@@ -1,5 +1,6 @@
 """The review desk page: listing, filters, single and bulk actions, full page and HTMX."""
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -139,6 +140,33 @@ def test_confirm_with_htmx_swaps_the_item_in_place(client_in):
     assert f'id="item-{item.pk}"' in html and "item done" in html and "Undo" in html
     assert '<span id="review-count" class="badge count" hx-swap-oob="true"' in html
     assert ">1</span>" in html  # one item still waiting
+
+
+def test_the_heading_count_follows_the_badge_after_an_in_place_action(client_in):
+    items = [queued(f"第 {n} 条", predicate=f"p{n}") for n in range(4)]
+    queued("一条冲突", predicate="p0", confidence=0.7)  # any type: all five are listed
+    query = "sort=confidence"
+    html = client_in.post(
+        f"/review/{items[0].pk}/confirm/", {"query": query}, headers=HX
+    ).content.decode()
+    heading = re.search(r'<span[^>]*id="review-total"[^>]*hx-swap-oob="true">(\d+)</span>', html)
+    badge = re.search(r'id="review-count"[^>]*>(\d+)</span>', html)
+    assert heading and badge and heading[1] == badge[1] == "4"
+    undo = MemoryEvent.objects.filter(pending=items[0]).latest("pk")
+    html = client_in.post(
+        f"/activity/{undo.pk}/undo/", {"from": "review", "query": query}, headers=HX
+    ).content.decode()
+    assert re.search(r'id="review-total"[^>]*>5</span>', html)
+
+
+def test_the_heading_count_keeps_the_pages_filters(client_in):
+    kept = queued("只看偏好", type="preference", predicate="x")
+    queued("一个事实", predicate="y")
+    html = client_in.post(
+        f"/review/{kept.pk}/ignore/", {"query": "type=preference"}, headers=HX
+    ).content.decode()
+    assert re.search(r'id="review-total"[^>]*>0</span>', html)  # none left of that type
+    assert re.search(r'id="review-count"[^>]*>1</span>', html)  # one waiting overall
 
 
 def test_edit_and_confirm(client_in):

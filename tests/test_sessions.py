@@ -3,9 +3,9 @@
 from datetime import timedelta
 
 import pytest
-from django.utils import timezone
+from django.utils import timezone, translation
 
-from curator.models import ConversationTurn, Fact, Scratchpad, Session
+from curator.models import ConversationTurn, Fact, Owner, Scratchpad, Session
 from lifecycle import tasks
 from lifecycle.models import JobRun
 from lifecycle.sessions import completions, end_session
@@ -46,6 +46,7 @@ def leak_session() -> Session:
 
 
 def test_ending_a_session_writes_an_episode_from_its_turns():
+    Owner.objects.update_or_create(key="global", defaults={"language": "zh-hans"})
     s = leak_session()
     episode = end_session(s)
     assert episode.goal == "orchard 的 worker 内存又涨到 3G 多了，帮我看看是哪个进程。"
@@ -56,7 +57,17 @@ def test_ending_a_session_writes_an_episode_from_its_turns():
     assert node["key_params"] == {"cmd": "ps aux --sort=-rss", "host": "orchard-2"}
     assert node["result_summary"].startswith("celery worker 3.7G")
     assert "meeting-notes.pdf" in episode.entities and "orchard" in episode.entities
+    # Stored in the owner's language (for search and agents) ...
     assert "run_shell" in episode.summary and "目标" in episode.summary
+    # ... and shown in the reader's: switching language switches it.
+    with translation.override("en"):
+        assert episode.display_summary.startswith("Goal: orchard 的 worker")
+        assert "1 tool call (run_shell), 0 failed." in episode.display_summary
+        assert episode.display_summary.endswith("5 turns.")
+    with translation.override("zh-hans"):
+        shown = episode.display_summary
+        assert "调用工具 1 次（run_shell），失败 0 次。" in shown and shown.endswith("共 5 轮。")
+        assert "哪个进程。调用工具" in shown  # the goal's own full stop, not a second one
     turns = list(s.turns.order_by("turn_index"))
     assert (episode.started_at, episode.ended_at) == (turns[0].timestamp, turns[-1].timestamp)
     assert all(t.episode_id == episode.pk for t in turns)

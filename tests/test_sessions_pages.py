@@ -111,3 +111,15 @@ def test_the_session_partial_for_htmx_has_no_layout(client_in):
 
 def test_sessions_are_in_the_navigation(client_in):
     assert 'href="/sessions/"' in page(client_in, "/")
+
+
+def test_turns_are_numbered_from_one_on_pages(client_in):
+    s = session()
+    first = turn(s, 0, "第一句")
+    turn(s, 1, "第二句", role="assistant")
+    transcript = page(client_in, f"/sessions/{s.pk}/")
+    assert "turn 1</a>" in transcript and "turn 2</a>" in transcript
+    assert "turn 0" not in transcript
+    assert "Turn 1 ·" in page(client_in, f"/turns/{first.pk}/")
+    zh = client_in.get(f"/sessions/{s.pk}/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "第 1 轮" in zh and "第 0 轮" not in zh

@@ -25,8 +25,45 @@ def test_an_edit_changes_the_fact_in_place_and_keeps_the_old_values():
     event = MemoryEvent.objects.get(event_type=EventType.UPDATE)
     change = event.payload["changes"][0]
     assert change["before"]["content"] == "偏好简洁的中文回答"
-    assert change["after"] == {"content": "偏好简洁的回答", "importance": 0.9, "verified": True}
+    assert change["after"] == {
+        "content": "偏好简洁的回答",
+        "importance": 0.9,
+        "verified": True,
+        "confidence": 1.0,
+    }
     assert Fact.objects.count() == 1
+
+
+def test_a_fact_edited_by_hand_is_verified_and_certain():
+    f = fact(confidence=0.85)
+    wp.edit_fact(f.pk, {"content": "偏好简短的回答", "confidence": 0.85}, actor="person")
+    f.refresh_from_db()
+    assert f.verified and f.confidence == 1.0
+
+
+def test_a_confidence_the_person_sets_in_the_same_edit_is_kept():
+    f = fact(confidence=0.85)
+    wp.edit_fact(f.pk, {"content": "偏好简短的回答", "confidence": 0.7}, actor="person")
+    f.refresh_from_db()
+    assert f.verified and f.confidence == 0.7
+
+
+def test_an_agents_edit_does_not_verify():
+    f = fact(confidence=0.85)
+    wp.edit_fact(f.pk, {"content": "偏好简短的回答"}, actor="agent")
+    f.refresh_from_db()
+    assert not f.verified and f.confidence == 0.85
+
+
+def test_the_persons_punctuation_is_kept_and_an_agents_is_unified():
+    mine = fact("常用 Go", predicate="语言")
+    wp.edit_fact(mine.pk, {"content": "常用 Python。"}, actor="person")
+    theirs = propose(Candidate("最近在学 Rust。", subject="李雷", predicate="学习"), actor="agent")
+    written = propose(Candidate("用 Go。", subject="李雷", predicate="写"), actor="person")
+    mine.refresh_from_db()
+    assert mine.content == "常用 Python。"  # edited by hand: kept as typed
+    assert theirs.fact.content == "最近在学 Rust."  # an agent's text: widths unified
+    assert written.fact.content == "用 Go。"  # the person's own marks
 
 
 def test_an_edit_that_changes_nothing_records_nothing():

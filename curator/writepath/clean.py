@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -60,6 +60,8 @@ class Clean:
     delete_fact: Fact | None
     why: str = ""
     expires_at: datetime | None = None
+    why_code: str = ""
+    why_params: dict = field(default_factory=dict)
 
     @property
     def key(self) -> str:
@@ -146,8 +148,8 @@ def clean_label(value: Any, name: str) -> str:
     return text
 
 
-def clean_content(value: Any) -> str:
-    text = normalise_text(str(value or ""))
+def clean_content(value: Any, keep_punctuation: bool = False) -> str:
+    text = normalise_text(str(value or ""), keep_punctuation)
     if not text:
         raise InvalidCandidate(
             _("The memory is empty: write what should be remembered."),
@@ -245,16 +247,20 @@ def _deletion_target(fact_id: Any, owner: Owner) -> Fact | None:
     return fact
 
 
-def clean_candidate(candidate: Candidate, owner: Owner) -> Clean:
-    """Normalise and validate, or raise InvalidCandidate before anything is written."""
+def clean_candidate(candidate: Candidate, owner: Owner, actor: str = "") -> Clean:
+    """Normalise and validate, or raise InvalidCandidate before anything is written.
+
+    The person's own words (written or confirmed by them, or their onboarding answers
+    relayed by an agent) keep their punctuation as typed."""
     target = _deletion_target(candidate.delete_fact_id, owner)
+    persons = actor == Actor.PERSON or candidate.source == Source.ONBOARDING
     why = ""
     if target is not None:
         # A deletion is about the target; the agent's own text (if any) is its reason.
         why = normalise_text(str(candidate.content or ""))[:MAX_CONTENT]
         content = target.content
     else:
-        content = clean_content(candidate.content)
+        content = clean_content(candidate.content, keep_punctuation=persons)
     priority, duration = _retention_choice(candidate.priority, candidate.duration)
     return Clean(
         content=content,
@@ -273,6 +279,8 @@ def clean_candidate(candidate: Candidate, owner: Owner) -> Clean:
         delete_fact=target,
         why=why if why != normalise_text(content) else "",
         expires_at=_expires_at(candidate.expires_at),
+        why_code=str(candidate.why_code or "")[:40] if target is not None else "",
+        why_params=dict(candidate.why_params or {}) if target is not None else {},
     )
 
 

@@ -96,6 +96,10 @@ class Candidate:
     delete_fact_id: int | None = None
     # A time the memory stops being true ("until Friday"); wins over priority's expiry.
     expires_at: datetime | str | None = None
+    # A job's reason for a removal as a code and values (curator.generated.DELETION_WHYS),
+    # shown in the reader's language; `content` keeps it in words for older readers.
+    why_code: str = ""
+    why_params: dict = field(default_factory=dict)
 
 
 @dataclass

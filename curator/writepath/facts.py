@@ -57,7 +57,7 @@ from curator.writepath.propose import (
 # --------------------------------------------------------------------------------------
 
 
-def _clean_changes(fact: Fact, changes: dict[str, Any]) -> dict[str, Any]:
+def _clean_changes(fact: Fact, changes: dict[str, Any], actor: str = "") -> dict[str, Any]:
     unknown = set(changes) - EDITABLE
     if unknown:
         raise InvalidCandidate(
@@ -66,7 +66,7 @@ def _clean_changes(fact: Fact, changes: dict[str, Any]) -> dict[str, Any]:
             field=sorted(unknown)[0],
         )
     cleaners = {
-        "content": clean_content,
+        "content": lambda v: clean_content(v, keep_punctuation=actor == Actor.PERSON),
         "subject": lambda v: clean_label(v, "subject"),
         "predicate": lambda v: clean_label(v, "predicate"),
         "type": lambda v: clean_choice(v, FactType, "type"),
@@ -125,11 +125,15 @@ def edit_fact(
         fact = Fact.objects.select_related("owner").get(pk=fact_id)
         if expected_updated_at is not None and fact.updated_at != expected_updated_at:
             raise StaleEdit(fact)
-        values = _clean_changes(fact, changes)
+        values = _clean_changes(fact, changes, actor)
         if not values:
             return fact
         if actor == Actor.PERSON and values.keys() & {"content", "subject", "predicate"}:
             values.setdefault("verified", True)  # the person wrote it: it is theirs now
+        if actor == Actor.PERSON and values.get("verified") is True:
+            # Verified by the person means certain, as a confirmed review item is; unless
+            # they set a confidence themselves in the same edit.
+            values.setdefault("confidence", 1.0)
         if fact.status == FactStatus.ACTIVE and values.keys() & {"subject", "predicate"}:
             subject = values.get("subject", fact.subject)
             _guard_holder(fact, subject, values.get("predicate", fact.predicate))
@@ -250,6 +254,7 @@ def revert_to(fact_id: int, *, actor: str = "person") -> Result:
                 source=Source.MANUAL,
             ),
             old.owner,
+            actor,
         )
         work = Work(old.owner, actor)
         fact = put_fact(clean, work, head, verified=True, confidence=1.0)

@@ -139,7 +139,7 @@ def confirm_pending(
         if item.reason == PendingReason.DELETION:
             return _confirm_deletion(item, work, before)
         data = {**item.candidate, **(edits or {})}
-        clean = clean_candidate(_candidate_from(data), item.owner)
+        clean = clean_candidate(_candidate_from(data), item.owner, actor)
         if item.source_turn_id and not data.get("source_turn_id"):
             clean.source_turn = item.source_turn
         same = duplicate_of(clean, item.owner)

@@ -77,7 +77,7 @@ def propose(
         return done
     check_actor(actor)
     owner = owner or Owner.default()
-    clean = clean_candidate(candidate, owner)
+    clean = clean_candidate(candidate, owner, actor)
     work = Work(owner, actor, job_run=job_run, batch=batch, agent_id=agent_id)
     work.request = request
     try:
@@ -213,6 +213,8 @@ def _candidate_json(clean: Clean) -> dict[str, Any]:
     data = clean.as_json()
     if clean.delete_fact is not None:
         data.update(operation="DELETE", fact_id=clean.delete_fact.pk, why=clean.why)
+        if clean.why_code:
+            data.update(why_code=clean.why_code, why_params=clean.why_params)
     return data
 
 

@@ -137,6 +137,7 @@ def end(agent: ApiToken, session_id: str) -> dict:
     session = conv.session_for(session_id)
     if session is None or not read_limits(agent).session_visible(session.pk):
         raise not_found(_("session"))
+    conv.mark_ended(session)
     result = tasks.end_session(session.pk)  # the Huey result: its id is the job's
     return {"job_id": str(result.id)}
 

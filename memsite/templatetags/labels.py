@@ -8,6 +8,7 @@ from django import template
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
+from curator import generated
 from curator.models import FactStatus
 from retrieval.models import Kind
 
@@ -45,3 +46,9 @@ def codelabel(code) -> str:
     if code.startswith("llm:"):
         return _("compiled by %(model)s") % {"model": code[4:]}
     return LABELS.get(code, code)
+
+
+@register.simple_tag
+def colon() -> str:
+    """The colon after a label in the reader's language: "Goal: x" but "目标：x"."""
+    return generated.colon()

@@ -14,6 +14,7 @@ from django.contrib.auth.decorators import login_not_required
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import translation
 from django.utils.decorators import method_decorator
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -76,7 +77,9 @@ def _create_owner_account(data: dict):
     owner = Owner.default()
     if data.get("display_name") and not owner.display_name:
         owner.display_name = data["display_name"]
-        owner.save(update_fields=["display_name", "updated_at"])
+    # The language the setup page was shown in is the person's until they switch.
+    owner.language = owner.language or translation.get_language() or ""
+    owner.save(update_fields=["display_name", "language", "updated_at"])
     return user
 
 

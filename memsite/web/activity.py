@@ -54,6 +54,13 @@ def entry(event: MemoryEvent, sizes: dict | None = None) -> Entry:
     return Entry(event, describe(event), field_changes(event), undo_blocker(event), size)
 
 
+def entries(events) -> list[Entry]:
+    """Rows for a list of events, each knowing how many changes its batch or run made."""
+    events = list(events)
+    sizes = _group_sizes(events)
+    return [entry(e, sizes) for e in events]
+
+
 def _events(owner: Owner, data: dict):
     events = MemoryEvent.objects.filter(owner=owner)
     if data.get("actor"):

@@ -7,6 +7,7 @@ file is removed once it is imported, refused or cancelled (stale ones after a da
 
 from __future__ import annotations
 
+import logging
 import re
 import secrets
 import tempfile
@@ -27,6 +28,7 @@ from lifecycle import archive
 from lifecycle import archive_import as imp
 from memsite.web.render import render_page
 
+log = logging.getLogger(__name__)
 TOKEN = re.compile(r"^[0-9a-f]{32}$")
 STALE_AFTER = 24 * 3600  # seconds an abandoned upload is kept
 
@@ -87,7 +89,10 @@ def import_preview(request: HttpRequest, token: str) -> HttpResponse:
         path.unlink(missing_ok=True)
         return _error_page(request, str(exc))
     except (DatabaseError, OSError) as exc:  # rolled back, copied files removed
-        return _error_page(request, _("The import failed: %(error)s") % {"error": exc})
+        # The exception's text is the database's or the system's own: shown as a detail.
+        log.exception("import %s failed", token)
+        why = _("The import failed and nothing was changed.")
+        return _error_page(request, why, detail=str(exc))
     if request.method == "GET":
         made = parse_datetime(str(found.manifest.get("created_at") or ""))
         context = {"token": token, "plan": plan, "manifest": found.manifest, "made": made}
@@ -140,8 +145,9 @@ def _report_message(request: HttpRequest, report: imp.Report) -> None:
         )
 
 
-def _error_page(request: HttpRequest, error: str) -> HttpResponse:
-    response = render_page(request, "curator/archive_import.html", {"error": error})
+def _error_page(request: HttpRequest, error: str, detail: str = "") -> HttpResponse:
+    context = {"error": error, "detail": detail}
+    response = render_page(request, "curator/archive_import.html", context)
     response.status_code = 400
     return response
 

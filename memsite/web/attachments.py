@@ -71,7 +71,7 @@ def upload(request: HttpRequest) -> HttpResponse:
     except conv.AttachmentRefused as exc:
         form.add_error("file", exc.message)
         return _list_page(request, form, status=exc.status)
-    messages.success(request, _("Kept %(name)s.") % {"name": att.original_name})
+    messages.success(request, _("Uploaded %(name)s.") % {"name": att.original_name})
     return redirect("attachment", pk=att.pk)
 
 

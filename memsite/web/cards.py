@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from curator import cards, compiler, metabolism
+from curator.generated import colon
 from curator.models import Actor, CardAuthor, CardRevision
 from memsite.core import llm
 from memsite.web.render import render_page
@@ -138,6 +139,7 @@ def revisions(request: HttpRequest, key: str) -> HttpResponse:
     current = cards.fingerprint(cards.read(key))
     for rev in page:
         rev.is_current = cards.fingerprint(rev.content) == current  # nothing to restore
+        rev.usage = cards.measure(key, rev.content)  # the editor's unit (bytes, lines, ...)
     # Compare the newest revision that differs from the card with the card itself.
     default_from = next((n for n, rev in enumerate(page, 1) if not rev.is_current), 1)
     context = {"key": key, "spec": spec, "page_obj": page, "default_from": default_from}
@@ -262,4 +264,4 @@ def metabolism_view(request: HttpRequest) -> HttpResponse:
 
 
 def _summaries(plan: metabolism.Plan) -> list[str]:
-    return [f"{cards.spec(c.key).title}: {c.summary}" for c in plan.changes]
+    return [f"{cards.spec(c.key).title}{colon()}{c.summary}" for c in plan.changes]

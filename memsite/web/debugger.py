@@ -23,6 +23,7 @@ from django.views.decorators.http import require_GET, require_POST
 from curator.models import Actor, ConversationTurn, Fact, Owner, Session
 from lifecycle.tasks import reindex_task
 from memsite.web.forms_debugger import COMPONENT_LABELS, CheckForm, DebuggerForm, WordForm
+from memsite.web.guide import note_first_search
 from memsite.web.render import render_page
 from retrieval import backends, scoring, userdict
 from retrieval import context as ctx
@@ -105,6 +106,7 @@ def _analysis(request: HttpRequest, form: DebuggerForm, owner: Owner) -> dict:
         )
     except SearchError as exc:
         return {"search_error": str(exc)}
+    note_first_search(owner)
     total = max(1.0, result.timings_ms.get("total", 1.0))
     data = {
         "query": query,

@@ -69,6 +69,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
 def edit(request: HttpRequest, pk: int) -> HttpResponse:
     episode = _owned(pk)
     initial = {name: getattr(episode, name) for name in svc.EDITABLE}
+    initial["summary"] = episode.display_summary  # the rules' summary in the reader's words
     form = EpisodeEditForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         event = svc.edit_episode(episode.pk, form.cleaned_data)

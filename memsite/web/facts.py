@@ -20,7 +20,7 @@ from curator.diff import inline_diff
 from curator.history import fact_history
 from curator.models import Fact, FactQuerySet, FactStatus, MemoryEvent, Owner
 from curator.transcripts import provenance
-from memsite.web.activity import entry
+from memsite.web.activity import entries
 from memsite.web.common import done_banner, safe_next
 from memsite.web.forms import FactBulkForm, FactEditForm, FactFilterForm
 from memsite.web.render import paginate, render_page
@@ -181,7 +181,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "fact": fact,
         "head": chain[-1],
         "timeline": fact_history(chain),
-        "events": [entry(e) for e in events.prefetch_related("reverted_by")[:100]],
+        "events": entries(events.prefetch_related("reverted_by")[:100]),
         "recall": recall_history(fact),
         "recall_log_days": settings.RECALL_LOG_DAYS,
         "banner": done_banner(request),

@@ -8,6 +8,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from retrieval import scoring
+from retrieval.explain import COMPONENT_LABELS
 from retrieval.models import Kind
 from retrieval.search import MAX_LIMIT
 from retrieval.timeparse import FIRST_USABLE, LAST_USABLE
@@ -18,13 +19,6 @@ MODE_CHOICES = [
     ("keyword", _("keyword only")),
     ("semantic", _("vector only")),
 ]
-COMPONENT_LABELS = {
-    "semantic": _("semantic"),
-    "keyword": _("keyword"),
-    "freshness": _("freshness"),
-    "importance": _("importance"),
-    "access": _("access frequency"),
-}
 
 
 class DebuggerForm(forms.Form):

@@ -15,7 +15,7 @@ from curator.models import (
 from curator.writepath import due_pending
 from memsite.core.agents import writes_paused
 from memsite.core.queue import queue_pending
-from memsite.models import ApiToken
+from memsite.web.guide import guide
 from memsite.web.render import render_page
 from retrieval import engine
 from retrieval.embedders import LocalEmbedder, get_embedder
@@ -37,8 +37,8 @@ def home(request: HttpRequest) -> HttpResponse:
         "empty": not any(counts.values()),
         "metrics": home_metrics(owner),
         "writes_paused": writes_paused(),
-        # Getting started keeps pointing at the Agents page until an agent has called.
-        "agent_connected": ApiToken.objects.filter(last_used_at__isnull=False).exists(),
+        "guide": guide(owner),
+        "api_base": request.build_absolute_uri("/api/v1/"),
     }
     return render_page(request, "curator/home.html", context)
 

@@ -1,4 +1,9 @@
-"""The main navigation, in one list: URL name and label of each section."""
+"""The main navigation, in one list: URL name and label of each section.
+
+The pages used every day stay on the bar; the rest sit in a "More" menu (a <details>
+element, so it opens without JavaScript) to keep the bar on one row at 1280 px in both
+languages.
+"""
 
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
@@ -7,12 +12,14 @@ SECTIONS = [
     ("home", _("Home")),
     ("review", _("Review")),
     ("facts", _("Facts")),
-    ("sessions", _("Sessions")),
     ("episodes", _("Episodes")),
-    ("attachments", _("Attachments")),
+    ("sessions", _("Sessions")),
     ("cards", _("Cards")),
-    ("debugger", _("Debugger")),
     ("activity", _("Activity")),
+    ("debugger", _("Debugger")),
+]
+MORE = [
+    ("attachments", _("Attachments")),
     ("jobs", _("Jobs")),
     ("agents", _("Agents")),
     ("settings", _("Settings")),
@@ -30,7 +37,19 @@ def _current(path: str, name: str, url: str) -> bool:
     return any(path.startswith(prefix) for prefix in (url, *ALSO_UNDER.get(name, ())))
 
 
+def _links(path: str, sections) -> list[tuple]:
+    return [
+        (name, url, label, _current(path, name, url))
+        for name, label in sections
+        for url in (reverse(name),)
+    ]
+
+
 def navigation(request) -> dict:
     path = request.path
-    links = [(name, reverse(name), label) for name, label in SECTIONS]
-    return {"nav_links": [(n, url, label, _current(path, n, url)) for n, url, label in links]}
+    more = _links(path, MORE)
+    return {
+        "nav_links": _links(path, SECTIONS),
+        "nav_more": more,
+        "nav_more_current": any(current for *_rest, current in more),
+    }

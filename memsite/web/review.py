@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.contrib import messages
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import timezone
@@ -21,6 +21,7 @@ from django.utils.text import Truncator
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from curator import generated
 from curator import writepath as wp
 from curator.describe import describe
 from curator.diff import diff_pair
@@ -66,6 +67,11 @@ class Row:
     @property
     def scope_label(self) -> str:
         return str(dict(Scope.choices).get(self.c.get("scope"), self.c.get("scope") or "—"))
+
+    @property
+    def why(self) -> str:
+        """A suggested removal's reason, in the reader's language when a job gave it."""
+        return generated.deletion_why(self.c)
 
     @property
     def threshold(self) -> float:
@@ -143,8 +149,17 @@ def item_response(request, item: PendingItem, *, event=None, error: str = "", st
         "later_choices": LaterForm.PRESETS,
         "oob_badge": True,
         "review_count": wp.due_pending(item.owner).count(),
+        # The heading's count follows too, so it never disagrees with the badge.
+        "review_total": _filtered_total(item.owner, request.POST.get("query", "")),
+        "query": request.POST.get("query", ""),
     }
     return render(request, "curator/partials/review_item.html", context, status=status)
+
+
+def _filtered_total(owner: Owner, query: str) -> int:
+    """How many items the queue shows under the page's filters (the heading's count)."""
+    filters = ReviewFilterForm(QueryDict(query))
+    return _queue(owner, filters.cleaned_data if filters.is_valid() else {}).count()
 
 
 def _refused(request, item: PendingItem, message: str) -> HttpResponse:
@@ -263,5 +278,5 @@ def _apply_bulk(data: dict) -> tuple[str, list[str]]:
                 else:
                     wp.snooze_pending(pk, data["when"], batch=batch)
         except wp.WritePathError as exc:
-            skipped.append(f"#{pk}: {exc}")
+            skipped.append(f"#{pk}{generated.colon()}{exc}")
     return batch, skipped

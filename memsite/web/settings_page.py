@@ -2,10 +2,12 @@
 
 from datetime import datetime
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.translation import get_language_info
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -13,6 +15,7 @@ from curator import onboarding
 from curator.models import Owner
 from memsite.core import agents
 from memsite.models import ApiToken
+from memsite.web.guide import guide
 from memsite.web.render import render_page
 
 
@@ -21,9 +24,11 @@ def settings_page(request: HttpRequest) -> HttpResponse:
     context = {
         "owner": owner,
         "onboarding": _onboarding_context(owner),
+        "guide": guide(owner),
         "writes_paused": agents.writes_paused(),
         "agent_count": ApiToken.objects.filter(revoked_at__isnull=True).count(),
     }
+    context.update(_language_context(owner))
     return render_page(request, "curator/settings.html", context)
 
 
@@ -39,6 +44,24 @@ def memory_pause(request: HttpRequest) -> HttpResponse:
     else:
         messages.success(request, _("Memory writes are open again."))
     return redirect(reverse("settings") + "#memory-pause")
+
+
+def _language_context(owner: Owner) -> dict:
+    """Each language named in itself, as the switcher does."""
+    choices = [(code, get_language_info(code)["name_local"]) for code, _name in settings.LANGUAGES]
+    own = owner.language or settings.LANGUAGE_CODE
+    return {"language_choices": choices, "owner_language_name": dict(choices).get(own, own)}
+
+
+@require_POST
+def context_language(request: HttpRequest) -> HttpResponse:
+    code = request.POST.get("context_language", "")
+    if code and code not in dict(settings.LANGUAGES):
+        messages.error(request, _("Choose one of the listed languages."))
+        return redirect("settings")
+    Owner.objects.filter(pk=Owner.default().pk).update(context_language=code)
+    messages.success(request, _("Saved: the agent's context is now written in that language."))
+    return redirect(reverse("settings") + "#language-settings")
 
 
 def _onboarding_context(owner: Owner) -> dict:

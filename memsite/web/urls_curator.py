@@ -1,6 +1,6 @@
 from django.urls import path
 
-from memsite.web import activity, archive, attachments, episodes, facts, review, sessions
+from memsite.web import activity, archive, attachments, episodes, facts, guide, review, sessions
 from memsite.web import cards as views_cards
 from memsite.web import home as views
 from memsite.web import onboarding as views_onboarding
@@ -48,6 +48,8 @@ urlpatterns = [
     # Onboarding, cards and settings (issue 7)
     path("onboarding/", views_onboarding.wizard, name="onboarding"),
     path("settings/", views_settings.settings_page, name="settings"),
+    path("settings/guide/", guide.toggle, name="guide_toggle"),
+    path("settings/language/", views_settings.context_language, name="settings_language"),
     path("settings/onboarding/reset/", views_settings.onboarding_reset, name="onboarding_reset"),
     path("settings/memory-pause/", views_settings.memory_pause, name="memory_pause"),
     # Export and import (issue 8)

@@ -74,6 +74,7 @@ def test_a_person_connects_limits_pauses_and_revokes_an_agent(
     log_in(page, live_server)
     if lang != "en":
         switch_language(page, lang)
+    page.locator("nav.nav details.nav-more summary").click()  # Agents sits in the More menu
     page.locator("nav.nav a", has_text=text["nav"]).click()
     expect(page.locator("h1")).to_have_text(text["nav"])
 

@@ -45,7 +45,7 @@ def _fill_step_two(page, address="小李"):
 
 def test_the_wizard_end_to_end_with_htmx(page, live_server, memory_dir, screenshot_dir):
     _login(page, live_server)
-    page.click(".onboarding-cta a.button")
+    page.click(".guide-step[data-step=onboarding] a.button")
     page.wait_for_url(live_server.url + "/onboarding/")
     assert _current_step(page) == "1"
     assert page.input_value("#id_assistant_name") == "Shiyi"
@@ -86,7 +86,7 @@ def test_the_wizard_end_to_end_with_htmx(page, live_server, memory_dir, screensh
     page.click("button[value=confirm]")
     page.wait_for_url(live_server.url + "/")
     assert "小李" in page.locator(".message.success").inner_text()
-    assert page.locator(".onboarding-cta").count() == 0
+    assert page.locator(".guide-step[data-step=onboarding]").get_attribute("data-done") == "true"
     assert "小李" in (memory_dir / "shared" / "User.md").read_text()
     assert Fact.objects.filter(source=Source.ONBOARDING, verified=True).count() == 7
 
