@@ -11,7 +11,12 @@ def test_the_less_used_pages_sit_in_the_more_menu(client_in):
     bar = _bar(client_in.get("/").content.decode())
     menu = bar.split('<details class="nav-more">', 1)[1]
     on_bar = bar.split('<details class="nav-more">', 1)[0]
-    assert re.findall(r'href="([^"]+)"', menu) == ["/attachments/", "/jobs/", "/agents/", "/settings/"]
+    assert re.findall(r'href="([^"]+)"', menu) == [
+        "/attachments/",
+        "/jobs/",
+        "/agents/",
+        "/settings/",
+    ]
     for url in ("/review/", "/facts/", "/episodes/", "/sessions/", "/cards/", "/debugger/"):
         assert f'href="{url}"' in on_bar
 
