@@ -30,6 +30,7 @@ from django.core.files.storage import default_storage
 from django.db import models, transaction
 from django.utils.translation import gettext as _
 
+from curator import signals
 from curator.models import (
     Actor,
     Attachment,
@@ -576,6 +577,8 @@ def apply(found: Archive, the_plan: Plan | None = None, *, reindex: bool = True)
         with transaction.atomic(), zipfile.ZipFile(found.path) as zf:
             run.rows()
             run.files(zf)
+            # The cards are built from the facts: imported ones reach them within seconds.
+            signals.facts(obj.pk for _decision, obj in run.created.get("facts", []))
     except BaseException:
         run.cleanup()  # the rows rolled back; the files must go too
         raise

@@ -185,6 +185,9 @@ LOGGING = {
 # Cards and onboarding (issue 7): the persona + user cards injected into every turn share this
 # token budget (seed 000 section 5); an LLM compiles them when LLM_BASE_URL and LLM_MODEL are set.
 CARDS_TOKEN_BUDGET = env_int("MEMSITE_CARDS_TOKEN_BUDGET", 600)
+# Live cards (issue 19): seconds after the last change of a fact before MEMORY.md and User.md
+# are refreshed (a burst of changes gives one refresh).
+CARDS_REFRESH_DELAY = env_float("MEMSITE_CARDS_REFRESH_DELAY", 3.0)
 
 # API (issue 5): body and attachment limits (413), requests per minute per token (429; 0 = no
 # limit). "ninja" is installed so its docs page uses the bundled Swagger UI, never a CDN; the

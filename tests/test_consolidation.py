@@ -270,7 +270,7 @@ def test_attachment_files_past_retention_are_removed_and_records_kept(settings):
 
 def test_memory_and_user_cards_are_refreshed_from_the_facts():
     name = fact("用户叫李雷", type="identity", importance=1.0, priority="permanent")
-    likes = fact("喜欢拉面", type="preference", importance=0.7, priority="permanent")
+    fact("喜欢拉面", type="preference", importance=0.7, priority="permanent")
     rule = fact("以后回答用中文", type="rule", importance=0.9, priority="permanent")
     _report, counts = run(only=["cards"])
     memory = cards.read("memory")
@@ -278,9 +278,10 @@ def test_memory_and_user_cards_are_refreshed_from_the_facts():
     assert f"<!-- facts:{rule.pk} -->" in memory
     assert cards.measure("memory", memory).amount <= 1500
     user = cards.read("user")
-    assert f"- 用户叫李雷 <!-- facts:{name.pk} -->" in user and f"facts:{likes.pk}" in user
-    assert f"facts:{rule.pk}" not in user
-    assert counts["cards"]["memory_lines"] == 3 and counts["cards"]["user_lines"] == 2
+    assert f"- 用户叫李雷 <!-- facts:{name.pk} -->" in user
+    # The profile order: identity, then preferences, then rules for the assistant.
+    assert user.index("用户叫李雷") < user.index("喜欢拉面") < user.index("以后回答用中文")
+    assert counts["cards"]["memory_lines"] == 3 and counts["cards"]["user_lines"] == 3
 
 
 def test_a_card_edited_by_hand_keeps_the_edits_around_the_generated_part():

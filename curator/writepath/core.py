@@ -231,6 +231,7 @@ class Work:
         )
         for fact_id in self.fact_ids:
             signals.changed("fact", fact_id)
+        signals.facts(self.fact_ids)
         return event
 
 
