@@ -143,15 +143,19 @@ def test_idle_facts_decay_weekly_and_exempt_ones_never():
     fresh = fact("written yesterday", days_old=1, importance=0.8)
     recalled = fact("recalled", days_old=30, importance=0.8,
                     last_accessed_at=timezone.now() - timedelta(days=2))  # fmt: skip
+    later = timezone.now() + timedelta(days=20)
     exempt = [
-        fact("verified", days_old=60, importance=0.8, verified=True),
+        fact("verified", days_old=60, importance=0.8, verified=True, expires_at=later),
         fact("permanent", days_old=60, importance=0.8, priority="permanent"),
         fact("core", days_old=60, importance=0.8, tags=["core"]),
         fact("system", days_old=60, importance=0.8, scope="system"),
     ]
+    # Verified, but the person chose "fades when unused" on the review card: long term, no date.
+    chose_decay = fact("chose decay", days_old=15, importance=0.8, verified=True)
     _report, counts = run(only=["decay"])
-    assert counts["decay"]["facts_decayed"] == 1
+    assert counts["decay"]["facts_decayed"] == 2
     assert Fact.objects.get(pk=idle.pk).importance == pytest.approx(0.8 * 0.95**2)
+    assert Fact.objects.get(pk=chose_decay.pk).importance == pytest.approx(0.8 * 0.95**2)
     for unchanged in [fresh, recalled, *exempt]:
         assert Fact.objects.get(pk=unchanged.pk).importance == 0.8
 

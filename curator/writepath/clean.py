@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.core.exceptions import FieldDoesNotExist
@@ -59,14 +59,26 @@ class Clean:
     verified: bool
     delete_fact: Fact | None
     why: str = ""
+    expires_at: datetime | None = None
+    decays: bool = False
 
     @property
     def key(self) -> str:
         return content_key(self.content)
 
     def retention(self, start: datetime | None = None) -> tuple[str, datetime | None]:
-        """(priority, expires_at) as of `start`; computed when written, not when proposed."""
+        """(priority, expires_at) as of `start`; computed when written, not when proposed.
+
+        A chosen date or "decays" wins; a chosen "permanent" never expires, whatever
+        duration an extractor guessed (a rule confirmed as permanent once kept the "24h" of
+        its extractor and silently expired the next day)."""
         start = start or timezone.now()
+        if self.decays:
+            return Priority.LONG_TERM, None
+        if self.expires_at is not None:
+            return self.priority or priority_for(self.expires_at - start), self.expires_at
+        if self.priority == Priority.PERMANENT:
+            return Priority.PERMANENT, None
         duration = self.duration
         if self.priority is None and duration is None:
             duration = DEFAULT_RETENTION.get(self.type)
@@ -79,7 +91,11 @@ class Clean:
 
     def as_json(self) -> dict[str, Any]:
         """The candidate as a PendingItem stores it (confirm rebuilds it from this)."""
+        chosen = {"expires_at": self.expires_at.isoformat()} if self.expires_at else {}
+        if self.decays:
+            chosen["decays"] = True
         return {
+            **chosen,
             "content": self.content,
             "content_key": self.key,
             "subject": self.subject,
@@ -95,6 +111,13 @@ class Clean:
             "source_turn_id": self.source_turn.pk if self.source_turn else None,
             "verified": self.verified,
         }
+
+
+def priority_for(span: timedelta) -> str:
+    """The retention class a span until the expiry falls in (seed 001: 1 day, 3 days, more)."""
+    if span <= timedelta(days=1):
+        return Priority.TRANSIENT
+    return Priority.SHORT_TERM if span <= timedelta(days=3) else Priority.LONG_TERM
 
 
 def _field_label(name: str, capital: bool = False) -> str:
@@ -189,6 +212,35 @@ def _retention_choice(priority: Any, duration: Any) -> tuple[str | None, str | N
     return priority or None, duration or None
 
 
+def _chosen_expiry(value: Any, decays: Any, priority: str | None) -> tuple[datetime | None, bool]:
+    """A retention chosen by the person: a future expiry (datetime or ISO text), or decay."""
+    decays = bool(decays)
+    if value in (None, ""):
+        expires = None
+    else:
+        expires = value if isinstance(value, datetime) else _parse_time(value)
+        if expires is None or timezone.is_naive(expires) or expires <= timezone.now():
+            raise InvalidCandidate(
+                _("The expiry must be a date and time in the future."),
+                code="invalid_expires_at",
+                field="expires_at",
+            )
+    if decays and (expires is not None or priority == Priority.PERMANENT):
+        raise InvalidCandidate(
+            _("A memory that decays has no expiry date and is not permanent."),
+            code="invalid_retention",
+            field="expires_at",
+        )
+    return expires, decays
+
+
+def _parse_time(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+
+
 def _turn(turn_id: Any, owner: Owner) -> ConversationTurn | None:
     if turn_id in (None, ""):
         return None
@@ -226,6 +278,7 @@ def clean_candidate(candidate: Candidate, owner: Owner) -> Clean:
     else:
         content = clean_content(candidate.content)
     priority, duration = _retention_choice(candidate.priority, candidate.duration)
+    expires_at, decays = _chosen_expiry(candidate.expires_at, candidate.decays, priority)
     return Clean(
         content=content,
         subject=_label(candidate.subject, "subject"),
@@ -242,6 +295,8 @@ def clean_candidate(candidate: Candidate, owner: Owner) -> Clean:
         verified=bool(candidate.verified),
         delete_fact=target,
         why=why if why != normalise_text(content) else "",
+        expires_at=expires_at,
+        decays=decays,
     )
 
 

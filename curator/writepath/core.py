@@ -94,6 +94,10 @@ class Candidate:
     source_turn_id: int | None = None
     verified: bool = False
     delete_fact_id: int | None = None
+    # A retention the person chose on the review card (curator.retention): an expiry date,
+    # or "let it decay" (long term, no date).
+    expires_at: Any = None
+    decays: bool = False
 
 
 @dataclass
