@@ -134,7 +134,8 @@ def token_budget() -> int:
 class Cut:
     fact: Fact
     section: str
-    reason: str
+    reason: str  # for people, in the active language
+    limit: str = ""  # which limit: "size" (the card's bytes) or "tokens" (the injected budget)
 
     @property
     def section_label(self):
@@ -165,10 +166,10 @@ def plan(now: datetime, current: str | None = None, owner: Owner | None = None) 
         line = (f"- {fact.content}", [fact.pk])
         trial = cards.replace_generated(base, SECTION, [*result.lines, line], updated=now)
         if limit is not None and cards.measure("user", trial).amount > limit:
-            result.cut.append(Cut(fact, section, _over_size(limit)))
+            result.cut.append(Cut(fact, section, _over_size(limit), "size"))
             continue  # a shorter fact further down may still fit
         if estimate_tokens(compiler.clean(trial)) > result.budget:
-            result.cut.append(Cut(fact, section, _over_tokens(result.budget)))
+            result.cut.append(Cut(fact, section, _over_tokens(result.budget), "tokens"))
             continue
         result.lines.append(line)
         held.add(cards.line_key(fact.content, name))

@@ -488,6 +488,8 @@ class _En:
             thing = _en_clean(m["y"] or m["z"] or "", [past]) or verb
             if verb and thing != verb:
                 content = f"{who} no longer {verb[:-3] if verb != 'smoking' else 'smoke'}s {thing}"
+            elif thing.endswith("ing"):  # "I quit smoking"
+                content = f"{who} gave up {thing}"
             else:
                 content = f"{who} no longer has {thing} (gave it up)"
         if thing:
