@@ -10,7 +10,8 @@ from curator import cards, onboarding, profile
 from curator import writepath as wp
 from curator.models import CardRevision, Fact, Owner
 from curator.undo import undo_event
-from lifecycle import consolidate, tasks
+from lifecycle import archive, consolidate, tasks
+from lifecycle import archive_import as imp
 from tests.lifecycle_helpers import fact
 from tests.queue_helpers import run_scheduled
 
@@ -90,6 +91,26 @@ def test_every_change_a_card_is_built_from_refreshes_it(
     else:
         assert "lives in Munich" not in user
     assert ("lives in Hamburg" in user) == (action == "edit")
+
+
+def test_an_import_and_an_onboarding_refresh_the_cards_too(
+    live_queue, django_capture_on_commit_callbacks, tmp_path, settings
+):
+    Fact.objects.create(owner=Owner.default(), content="用户住在杭州", predicate="location")
+    path = tmp_path / "one.zip"
+    archive.export(path)
+    Fact.objects.all().delete()
+    settings.MEMORY_DIR = tmp_path / "fresh"
+    with django_capture_on_commit_callbacks(execute=True):
+        imp.import_archive(path, reindex=False)
+    run_scheduled()
+    assert "用户住在杭州" in cards.read("user")
+    answers = {"assistant_name": "十一", "positioning": "搭档", "address": "小李", "tech": "Go"}
+    with django_capture_on_commit_callbacks(execute=True):
+        assert onboarding.submit(answers).ok
+    run_scheduled()
+    user = cards.read("user")
+    assert "用户住在杭州" in user and "小李" in user and live_revisions() == 2
 
 
 def test_the_persons_own_text_stays_and_no_line_is_said_twice():
