@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -34,7 +35,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from retrieval_kit import DiskCachedEmbedder, setup_django, table  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+# ../shared/data beside the checkout; BENCH_DATA names another place (a git worktree elsewhere).
+DATA = Path(os.environ.get("BENCH_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 RETRIEVERS = {
     "keyword": {"mode": "keyword", "weights": {"keyword": 1}},
     "vector": {"mode": "semantic", "weights": {"semantic": 1}},

@@ -43,6 +43,7 @@ from curator.files import (  # noqa: F401  (callers use cards.atomic_write and f
     write_files,
 )
 from curator.models import CardAuthor, CardRevision, Owner, Scratchpad
+from curator.normalize import content_key
 from memsite.core.links import is_safe_markdown_link
 
 # --------------------------------------------------------------------------------------
@@ -580,6 +581,62 @@ def write_generated(
         note_params=note_params,
         owner=owner,
     )
+
+
+# --------------------------------------------------------------------------------------
+# Lines a card already holds (so a generated section never says a thing twice)
+# --------------------------------------------------------------------------------------
+
+_LEAD = re.compile(r"^\s*(?:#{1,6}\s+|>\s*|[-*+]\s+(?:\[[ xX]\]\s+)?|\d{1,3}[.)]\s+)")
+_EMPHASIS = re.compile(r"\*\*|__|`|~~")
+_QUOTES = "\"'“”‘’「」『』"
+# A label nobody needs twice: "The user", "用户", with or without a possessive.
+_SUBJECT = re.compile(r"^(?:the user(?:'s|’s)?|user(?:'s|’s)?|用户的?)\s*", re.I)
+
+
+def line_key(text: str, name: str = "") -> str:
+    """The comparison form of one card line: no bullet, heading mark, emphasis, fact ids,
+    leading "The user" / "用户" (or the person's name), and content_key's folding of width,
+    case, spacing and final punctuation; so "- **Address as**: Li" and the fact
+    "Address as: Li" compare equal, as do "称呼：小李" and "- **称呼**: 小李"."""
+    text = FACT_REFS.sub("", text)
+    text = _LEAD.sub("", text.strip())
+    text = _EMPHASIS.sub("", text).strip().strip(_QUOTES)
+    text = _SUBJECT.sub("", text)
+    if name and text.lower().startswith(name.lower()):
+        text = text[len(name) :].lstrip("'’s ").lstrip("的")
+    return content_key(text).strip(_QUOTES)
+
+
+def held_lines(text: str, *, skip_section: str = "", name: str = "") -> set[str]:
+    """The keys of every line the card holds, except those of the generated section being
+    rebuilt (its old lines are about to be replaced)."""
+    held = set()
+    for seg in segments(normalise(text)):
+        if seg.kind == "generated" and seg.name == skip_section:
+            continue
+        for line in seg.text.splitlines():
+            if line.strip().startswith("<!--"):
+                continue
+            if key := line_key(line, name):
+                held.add(key)
+    return held
+
+
+_PARTS = re.compile(r"[;；]")
+
+
+def repeats(text: str, held: set[str], name: str = "") -> bool:
+    """Does the card already say this? The same line, a line that contains it, or, for a
+    "label: a; b" fact (an onboarding answer of several lines), every part as its own line."""
+    key = line_key(text, name)
+    if not key:
+        return True
+    if key in held or (len(key) >= 6 and any(key in line for line in held)):
+        return True
+    label, colon, value = key.partition(":")
+    parts = [p for p in _PARTS.split(value) if p] if colon else []
+    return bool(parts) and all(p in held or f"{label}:{p}" in held for p in parts)
 
 
 def generated_fact_ids(text: str) -> list[int]:

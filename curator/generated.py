@@ -84,6 +84,7 @@ CARD_NOTES = {
     "onboarding": gettext_lazy("onboarding"),
     "session_end": gettext_lazy("session end"),
     "nightly_refresh": gettext_lazy("nightly refresh"),
+    "live_refresh": gettext_lazy("refreshed after a change"),
     "metabolism": gettext_lazy("metabolism"),
     "outside_change": gettext_lazy("found changed outside the app"),
     "undo_run": gettext_lazy("undo of a job run"),

@@ -12,6 +12,9 @@ from django.dispatch import Signal
 item_changed = Signal()
 # A conversation turn was stored (turn_id): what the person said may hold memories.
 turn_recorded = Signal()
+# Facts were written, edited, superseded, archived, undone ... (fact_ids, one send per
+# committed change): the cards built from the facts are out of date.
+facts_changed = Signal()
 
 
 def changed(kind: str, object_id: int) -> None:
@@ -21,3 +24,11 @@ def changed(kind: str, object_id: int) -> None:
 
 def recorded(turn_id: int) -> None:
     transaction.on_commit(lambda: turn_recorded.send(sender="turn", turn_id=turn_id))
+
+
+def facts(fact_ids) -> None:
+    """Announce, once the transaction commits, that these facts changed (one send per change,
+    however many facts it touched: a merge or an undo is one announcement)."""
+    ids = sorted({int(i) for i in fact_ids})
+    if ids:
+        transaction.on_commit(lambda: facts_changed.send(sender="fact", fact_ids=ids))

@@ -19,9 +19,12 @@ from django.utils.translation import gettext_lazy as _
 from curator.models import (
     ConversationTurn,
     Episode,
+    EventType,
     Fact,
+    MemoryEvent,
     Owner,
     PendingItem,
+    Role,
     Session,
     Source,
 )
@@ -90,20 +93,80 @@ def session_list():
 
 
 def transcript(session: Session) -> list[ConversationTurn]:
-    """Every turn in order, each carrying what extraction made of it (facts, pending items)."""
+    """Every turn in order, each carrying what extraction made of it (facts, pending items,
+    and for a user turn its `extraction` summary)."""
     turns = list(session.turns.select_related("episode").order_by("turn_index"))
     facts, pending = defaultdict(list), defaultdict(list)
     for fact in Fact.objects.filter(source_turn__session=session).order_by("created_at", "pk"):
         facts[fact.source_turn_id].append(fact)
     for item in PendingItem.objects.filter(source_turn__session=session).order_by("created_at"):
         pending[item.source_turn_id].append(item)
+    summaries = extraction_summaries([t.pk for t in turns if t.role == Role.USER and t.extracted])
     for turn in turns:
         turn.facts = facts[turn.pk]
         turn.pending = pending[turn.pk]
+        turn.extraction = summaries.get(turn.pk)
         turn.calls_pretty = pretty_json(turn.tool_calls)
         turn.results_pretty = pretty_json(turn.tool_results)
         turn.tool_names = tool_names(turn.tool_calls)
     return turns
+
+
+# -- what extraction did with each user turn --------------------------------------------------
+
+DROP_REASONS = {
+    "low_confidence": _(
+        "confidence %(confidence).2f is below the review threshold %(threshold).2f"
+    ),
+    "rejected_before": _("you ignored the same memory before"),
+}
+
+
+def _extract_range(turn_id: int) -> Q:
+    """The events of a turn's extraction: operation ids "extract:<turn>:<extractor>:<n>"."""
+    return Q(operation_id__gte=f"extract:{turn_id}:", operation_id__lt=f"extract:{turn_id};")
+
+
+def _dropped(event: MemoryEvent) -> dict:
+    payload = event.payload or {}
+    reason = payload.get("reason", "")
+    label = DROP_REASONS.get(reason)
+    values = {
+        "confidence": payload.get("confidence") or 0,
+        "threshold": payload.get("threshold") or 0,
+    }
+    return {
+        "reason": (label % values) if label else reason,
+        "content": (payload.get("candidate") or {}).get("content", ""),
+    }
+
+
+def extraction_summaries(turn_ids: list[int], chunk: int = 100) -> dict[int, dict]:
+    """For each extracted user turn: how many candidates the extractor proposed (with the
+    facts, pending items and repeated facts they became) and what matched but was dropped;
+    a turn with neither gets {"count": 0, "dropped": []}: nothing extracted."""
+    out = {pk: {"count": 0, "written": [], "pending": [], "boosted": [], "dropped": []}
+           for pk in turn_ids}  # fmt: skip
+    for start in range(0, len(turn_ids), chunk):
+        ranges = Q()
+        for pk in turn_ids[start : start + chunk]:
+            ranges |= _extract_range(pk)
+        events = MemoryEvent.objects.filter(ranges).select_related("fact", "pending")
+        for event in events.order_by("created_at", "pk"):
+            summary = out.get(int(event.operation_id.split(":")[1]))
+            if summary is None:
+                continue
+            if event.event_type == EventType.DROP:
+                summary["dropped"].append(_dropped(event))
+                continue
+            summary["count"] += 1
+            if event.event_type == EventType.BOOST and event.fact:
+                summary["boosted"].append(event.fact)
+            elif event.event_type == EventType.PENDING and event.pending:
+                summary["pending"].append(event.pending)
+            elif event.fact:
+                summary["written"].append(event.fact)
+    return out
 
 
 # -- trace search: where a hit is, and its excerpt with the terms marked ----------------------

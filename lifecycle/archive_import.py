@@ -32,6 +32,7 @@ from django.core.files.storage import default_storage
 from django.db import models, transaction
 from django.utils.translation import gettext as _
 
+from curator import signals
 from curator.models import (
     Actor,
     Attachment,
@@ -632,6 +633,8 @@ def apply(found: Archive, the_plan: Plan | None = None, *, reindex: bool = True)
                 run.rows()
                 run.files(zf)
                 run.staging.commit_marker()
+                # The cards are built from the facts: imported ones reach them within seconds.
+                signals.facts(obj.pk for _decision, obj in run.created.get("facts", []))
     except BaseException:
         run.staging.close()  # the rows rolled back; the staged files go with them
         raise

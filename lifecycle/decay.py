@@ -2,7 +2,8 @@
 
 - fact: importance x0.95 per whole week without access once 7 days have passed; episode:
   x0.8 per week after 7 days, archived at 14 days. Core (tagged "core"), system, permanent
-  and verified facts never decay.
+  and verified facts never decay, except a verified fact the person chose to let decay on the
+  review card (long term without an expiry date: curator.retention).
 - Runs are incremental: each run applies only the weekly steps that fell since the previous
   run, so running twice in a night (or skipping a night) gives the same result as one run
   per night. An access resets the clock (it does not restore importance).
@@ -39,10 +40,10 @@ from curator.models import (
     Scope,
     expiry_for,
 )
+from curator.retention import FACT_FACTOR, GRACE_DAYS
 from curator.writepath import Candidate, ask_about, change_fact, propose
 
-FACT_FACTOR, EPISODE_FACTOR = 0.95, 0.8
-GRACE_DAYS = 7
+EPISODE_FACTOR = 0.8
 EPISODE_ARCHIVE_DAYS = 14
 REVIEW_GRACE = timedelta(days=14)
 KEEP_IMPORTANCE = 0.5
@@ -80,9 +81,11 @@ def anchor_of(fact: Fact) -> datetime:
 
 
 def exempt() -> Q:
-    """Facts that never decay: core, system, permanent, verified."""
+    """Facts that never decay: core, system, permanent, verified (unless the person chose
+    decay for it: long term with no expiry date)."""
+    chose_decay = Q(priority=Priority.LONG_TERM, expires_at__isnull=True)
     return (
-        Q(verified=True)
+        (Q(verified=True) & ~chose_decay)
         | Q(priority=Priority.PERMANENT)
         | Q(scope=Scope.SYSTEM)
         | Q(tags__icontains=f'"{CORE_TAG}"')  # JSON text: SQLite has no JSON `contains`

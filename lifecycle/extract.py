@@ -228,8 +228,18 @@ def run_turn(turn_id: int, *, retry: bool = False) -> ExtractionItem | None:
 # --------------------------------------------------------------------------------------
 
 
+def _confidence(c: rules.RuleCandidate) -> float:
+    """A hedged statement always waits for the person: between the configured pending and
+    write thresholds, whatever they are ("Maybe I like hiking" is never written directly)."""
+    if not c.hedged:
+        return c.confidence
+    below_write = round(settings.CONFIDENCE_WRITE - 0.01, 2)
+    return max(settings.CONFIDENCE_PENDING, min(c.confidence, below_write))
+
+
 def rule_candidates(turn: ConversationTurn) -> list[Candidate]:
     name = turn.session.owner.display_name
+    said_at = timezone.localtime(turn.timestamp)  # "last month", "下周六" are relative to it
     return [
         Candidate(
             content=c.content,
@@ -237,13 +247,13 @@ def rule_candidates(turn: ConversationTurn) -> list[Candidate]:
             predicate=c.predicate,
             type=c.type,
             scope=Scope.USER,
-            confidence=c.confidence,
+            confidence=_confidence(c),
             importance=c.importance,
             duration=c.duration,
             source="rules",
             source_turn_id=turn.pk,
         )
-        for c in rules.extract(turn.content, name=name)
+        for c in rules.extract(turn.content, name=name, now=said_at)
     ]
 
 

@@ -12,6 +12,11 @@ def extract_recorded_turn(sender, turn_id: int, **kwargs) -> None:
     tasks.extract_turn(turn_id)
 
 
+def refresh_cards_soon(sender, fact_ids: list[int], **kwargs) -> None:
+    tasks.request_card_refresh()
+
+
 def connect() -> None:
     signals.item_changed.connect(index_changed_item, dispatch_uid="lifecycle.index")
     signals.turn_recorded.connect(extract_recorded_turn, dispatch_uid="lifecycle.extract")
+    signals.facts_changed.connect(refresh_cards_soon, dispatch_uid="lifecycle.cards")

@@ -1,11 +1,14 @@
 """The offline rules extractor: explicit first-person statements in Chinese and English.
 
 Pure functions (no Django), so the nightly job, the tests and the benchmark call it cheaply.
-It only catches what a person says outright about themselves or how the assistant must
-behave ("我叫李雷", "I prefer pytest", "以后回答用中文", "never force-push"); everything
-subtle is the LLM extractor's job. Confidence says how explicit the statement was:
-"记住 / remember" and names are near-certain, hedged or one-off statements land below the
-write threshold so a person reviews them.
+It catches what a person says outright about themselves or how the assistant must behave
+("我叫李雷", "I prefer pytest", "以后回答用中文", "never force-push") and, through
+lifecycle.rules_life, what people say about their lives: moves with their dates, family and
+people, work and school, diet and allergies, habits, plans; everything subtle is the LLM
+extractor's job. Confidence says how explicit the statement was: "记住 / remember" and names
+are near-certain; a hedged statement ("maybe", "I think", "可能", "好像", "大概" ...) keeps
+its hedge in the text and lands between the pending and write thresholds, so a person
+reviews it and it is never written directly.
 
 Subjects and predicates are stable keys so a later statement supersedes an earlier one in
 the write path: the subject is the person (their display name, else "user"); predicates are
@@ -18,21 +21,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from datetime import datetime
 
-PERMANENT, DAY = "permanent", "24h"
-
-
-@dataclass(frozen=True)
-class RuleCandidate:
-    type: str
-    subject: str
-    predicate: str
-    content: str
-    confidence: float
-    importance: float
-    duration: str | None
-    pattern: str  # which rule matched: shown in the review queue as the reason
-
+from lifecycle import rules_life
+from lifecycle.rulebase import DAY, PERMANENT, RuleCandidate  # noqa: F401  (re-exported)
+from lifecycle.rulebase import Ctx as _Ctx
+from lifecycle.rulebase import make as _c
 
 # --------------------------------------------------------------------------------------
 # Clauses
@@ -50,9 +44,18 @@ _EN_QUESTION = re.compile(
     re.I,
 )
 _EN_CONDITIONAL = re.compile(r"^(if|suppose|unless|when|whenever|even if|imagine)\b", re.I)
-_ZH_HEDGE = re.compile(r"(可能|也许|好像|大概|或许|似乎|应该是|有点|说不定)")
-_EN_HEDGE = re.compile(r"\b(maybe|probably|perhaps|kind of|sort of|i think|i guess|might)\b", re.I)
+_ZH_HEDGE = re.compile(
+    r"(我觉得|我猜|我估计|估计|可能|也许|好像|大概|或许|似乎|应该是|应该|说不定|貌似)"
+)
+_EN_HEDGE = re.compile(
+    r"\b(maybe|probably|perhaps|possibly|kind of|sort of|i think|i guess|i suppose|i believe|"
+    r"might|i'm not sure|not sure)\b,?",
+    re.I,
+)
 HEDGE_PENALTY = 0.15
+# A hedged candidate goes to review: between the default pending (0.60) and write (0.85)
+# thresholds whatever pattern found it (lifecycle.extract clamps to the configured ones).
+HEDGED_MIN, HEDGED_MAX = 0.65, 0.75
 
 
 @dataclass
@@ -96,9 +99,12 @@ def _skip(clause: Clause) -> bool:
 _ZH_TAIL = re.compile(r"(?:就行|就好|就可以|就成|[了啊呀吧哦哈啦嘛的呐])+$")
 _ZH_DEICTIC = re.compile(r"^(这|那|它|你|他|她|谁|什么|啥|哪|怎么|吗)")
 _EN_DEICTIC = re.compile(
-    r"^(it|this|that|these|those|you|him|her|them|what|which|how|so|too|to think|when)\b", re.I
+    r"^(it|this|that|these|those|you|your|him|her|them|what|which|how|so|too|to think|when)\b",
+    re.I,
 )
-_EN_TAIL = re.compile(r"\s+(too|as well|a lot|very much|so much|now|these days)$", re.I)
+_EN_TAIL = re.compile(
+    r"\s+(too|as well|a lot|very much|so much|now|these days|any\s*more|after all)$", re.I
+)
 MAX_OBJECT = 40
 
 
@@ -118,7 +124,7 @@ def _en_object(raw: str) -> str:
 
 
 def _key(value: str) -> str:
-    return " ".join(value.lower().split())
+    return rules_life.zh_key(value) if _CJK.search(value) else " ".join(value.lower().split())
 
 
 # --------------------------------------------------------------------------------------
@@ -129,7 +135,8 @@ _ZH_NAME = re.compile(
     r"(?:我叫|我的名字(?:是|叫))(?P<x>[\u4e00-\u9fffA-Za-z·][\u4e00-\u9fffA-Za-z· ]{0,19})"
 )
 _ZH_ADDRESS = re.compile(
-    r"(?:^|请|你可以|以后)叫我(?P<x>[\u4e00-\u9fffA-Za-z·][\u4e00-\u9fffA-Za-z· ]{0,9})"
+    r"(?:^|请|你可以|以后|都|大家|朋友们|别人)叫我"
+    r"(?P<x>[\u4e00-\u9fffA-Za-z·][\u4e00-\u9fffA-Za-z· ]{0,9})"
 )
 _ZH_PLACE = re.compile(
     r"我(?:现在)?(?P<verb>住在|来自|生活在|在)(?P<x>[^，。]{1,20}?)(?P<tail>工作|上班|生活)?$"
@@ -140,10 +147,10 @@ _ZH_IAM_STOP = re.compile(
     r"从|把|被|第|刚|已经|还|也|都|就|会|能|的|问|指|这样|那样|认真|开玩笑)"
 )
 _ZH_DISLIKE = re.compile(
-    r"我(?P<h>可能|也许|好像|大概|或许)?(?P<adv>(?:真的|特别|非常|很|最|比较|有点)?)(?P<verb>不喜欢|讨厌|不爱|受不了|反感|烦)(?P<x>.+)$"
+    r"我(?P<h>可能|也许|好像|大概|或许)?(?P<adv>(?:其实|真的|特别|非常|很|最|比较|有点|现在|已经|也){0,2})(?P<verb>不太喜欢|不喜欢|讨厌|不爱|受不了|反感|烦)(?P<x>.+)$"
 )
 _ZH_LIKE = re.compile(
-    r"我(?P<h>可能|也许|好像|大概|或许)?(?P<adv>(?:真的|特别|非常|很|最|更|比较|一直|还是)?)(?<!不)(?P<verb>喜欢|爱用|偏好|偏爱|习惯用|爱)(?P<x>.+)$"
+    r"我(?P<h>可能|也许|好像|大概|或许)?(?P<adv>(?:真的|特别|非常|很|最|更|比较|一直|还是|其实|现在|超级|超|巨|挺|蛮|也){0,2})(?<!不)(?P<verb>喜欢|爱用|偏好|偏爱|习惯用|爱)(?P<x>.+)$"
 )
 _ZH_MY = re.compile(r"我的(?P<k>[\u4e00-\u9fffA-Za-z ]{1,10}?)(?:是|叫|在)(?P<x>.{1,40})$")
 _ZH_MY_STOP = re.compile(r"^(意思|问题|想法|看法|建议|理解|猜测|错|天|妈|乖)")
@@ -162,15 +169,10 @@ _ZH_ALWAYS = re.compile(r"^(?:请|你)?(?:总是|永远|每次都|一律|务必|
 
 _NAME_WORDS = r"[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,3}"  # case-sensitive on purpose
 _EN_NAME = re.compile(rf"\b(?i:my name is|my name's|i am called|i'm called)\s+(?P<x>{_NAME_WORDS})")
-_EN_ADDRESS = re.compile(rf"(?:^|\b(?i:please)\s+)(?i:call me)\s+(?P<x>{_NAME_WORDS})")
-_EN_JOB = re.compile(r"\b(?:i am|i'm|i work as)\s+(?:a|an)\s+(?P<x>[\w' -]{2,40})$", re.I)
-_EN_JOB_STOP = re.compile(r"\b(bit|little|lot|fan|big fan|huge fan|kind|sort|sucker)\b|ing$", re.I)
-_EN_LIVE = re.compile(
-    r"\bi (?:now |currently )?"
-    r"(?P<verb>live in|am based in|'m based in|am from|'m from|come from)\s+(?P<x>[^,;]{2,40})$",
-    re.I,
+_EN_ADDRESS = re.compile(
+    rf"(?:^|\b(?i:please)\s+|\b(?i:everyone|everybody|people|friends|they)\s+)"
+    rf"(?i:calls? me)\s+(?P<x>{_NAME_WORDS})"
 )
-_EN_IM_FROM = re.compile(r"\bi'm (?P<verb>from|based in)\s+(?P<x>[^,;]{2,40})$", re.I)
 _EN_DISLIKE = re.compile(
     r"\bi\s+(?P<adv>really\s+|truly\s+|absolutely\s+)?"
     r"(?P<verb>don't like|do not like|dislike|hate|can't stand|cannot stand|detest)\s+(?P<x>.+)$",
@@ -205,11 +207,30 @@ _EN_NEVER = re.compile(
 )
 _EN_ALWAYS = re.compile(r"^(?:please\s+)?(?:you\s+(?:must|should)\s+)?always\s+(?P<x>.+)$", re.I)
 _EN_DONT = re.compile(r"^(?:please\s+)?(?:don't|do not)\s+(?P<x>.+)$", re.I)
+_EN_MANNER = re.compile(
+    r"^(?:please\s+)?(?:keep|make|write)\s+(?:your|the|all)\s+(?:answers?|replies|responses|"
+    r"messages|explanations|summaries)\b.+$",
+    re.I,
+)
+_ZH_MANNER = re.compile(r"^(?:请)?(?:回答|回复|解释|说话|总结)(?:尽量|请|都|要|一律)(?P<x>.+)$")
+_EN_NOT_FAN = re.compile(
+    r"\bi(?:'m| am)\s+not\s+(?:a\s+)?(?:big\s+|huge\s+|great\s+)?fan\s+of\s+(?P<x>.+)$", re.I
+)
+_EN_STATE = re.compile(
+    r"^(broken|late|down|dead|slow|fine|ok|okay|ready|done|wrong|right|busy|here|there|on|off|"
+    r"empty|full|missing|lost|gone|back|open|closed|over|out|away|finished)(?:\s+again)?$",
+    re.I,
+)
+_EN_FAN = re.compile(
+    r"\bi(?:'m| am)\s+(?:a\s+)?(?:big\s+|huge\s+|great\s+)?fan\s+of\s+(?P<x>.+)$|"
+    r"\bi(?:'m| am|'ve always been| have always been)\s+(?:really\s+|so\s+|totally\s+)?"
+    r"(?:into|obsessed with|passionate about|drawn to|crazy about)\s+(?P<y>.+)$|"
+    r"^(?P<z>[\w' -]{2,40}?)\s+(?:is|are)\s+(?:one of\s+)?my\s+(?:absolute\s+)?favou?rites?\b",
+    re.I,
+)
+_EN_FAVOURITE = re.compile(r"\bmy\s+favou?rite\s+(?P<k>[a-z][\w ]{0,20}?)\s+is\s+(?P<x>.+)$", re.I)
 
 _ZH_PLACE_KEYS = {"住在": "location", "生活在": "location", "来自": "hometown", "在": "workplace"}
-_EN_PLACE_KEYS = {"live in": "location", "am based in": "location", "'m based in": "location",
-                  "based in": "location", "am from": "hometown", "'m from": "hometown",
-                  "from": "hometown", "come from": "hometown"}  # fmt: skip
 _ZH_IDENTITY_KEYS = {
     "名字": "name", "生日": "birthday", "职业": "occupation", "工作": "occupation",
     "年龄": "age", "邮箱": "email", "电话": "phone", "家乡": "hometown",
@@ -221,21 +242,25 @@ _EN_IDENTITY_KEYS = {"name": "name", "birthday": "birthday", "job": "occupation"
                      "hometown": "hometown"}  # fmt: skip
 
 
-class _Ctx:
-    """Who the statements are about, in both languages."""
-
-    def __init__(self, name: str):
-        self.subject = name or "user"
-        self.zh = name or "用户"
-        self.en = name or "The user"
-        self.en_poss = f"{name}'s" if name else "The user's"
+_ZH_RULE_START = re.compile(
+    r"^(?:请|你)?(?:禁止|严禁|不准|不许|别再|不要再|再也不要|永远|绝对不要|以后|今后|从现在起|"
+    r"从现在开始|从今以后|往后|总是|每次都|一律|务必|一定要)"
+)
+# "我改主意了，还是更喜欢用 Python": the person is still the one speaking after the comma.
+_ZH_SAME_SPEAKER = re.compile(r"^(?:还是|其实|反正)(?=.*(?:喜欢|爱|讨厌|不吃|不喝))")
 
 
-def _c(kind, subject, predicate, content, conf, imp, pattern, duration=PERMANENT):
-    return RuleCandidate(kind, subject, predicate, content, round(conf, 2), imp, duration, pattern)
+def _zh(clause: str, who: _Ctx, now: datetime, whole: str = "") -> list[RuleCandidate]:
+    if _ZH_RULE_START.match(clause) and (rules := _zh_rules(clause)):
+        return rules  # how the assistant must behave, even with a time in it
+    if _ZH_SAME_SPEAKER.match(clause):
+        clause = "我" + clause
+    found: list[RuleCandidate] = _zh_names(clause, who)
+    found += rules_life.chinese(clause, who, now, whole)
+    return found or _zh_legacy(clause, who) or _zh_rules(clause)
 
 
-def _zh(clause: str, who: _Ctx) -> list[RuleCandidate]:
+def _zh_names(clause: str, who: _Ctx) -> list[RuleCandidate]:
     found: list[RuleCandidate] = []
     s = who.subject
     if m := _ZH_NAME.search(clause):
@@ -254,6 +279,13 @@ def _zh(clause: str, who: _Ctx) -> list[RuleCandidate]:
                     "zh:address",
                 )
             )
+    return found
+
+
+def _zh_legacy(clause: str, who: _Ctx) -> list[RuleCandidate]:
+    """The first patterns: a place, "我是 X", likes and dislikes, "我的 X 是 Y"."""
+    found: list[RuleCandidate] = []
+    s = who.subject
     if m := _ZH_PLACE.search(clause):
         if (x := _zh_object(m["x"])) and (m["verb"] != "在" or m["tail"]):
             key = _ZH_PLACE_KEYS[m["verb"]]
@@ -281,10 +313,11 @@ def _zh(clause: str, who: _Ctx) -> list[RuleCandidate]:
         if x := _zh_object(m["x"]):
             conf = (
                 0.9
-                if m["adv"] in ("最", "更", "一直", "还是") or m["verb"] in ("偏好", "偏爱")
+                if any(a in m["adv"] for a in ("最", "更", "一直", "还是"))
+                or m["verb"] in ("偏好", "偏爱")
                 else 0.85
             )
-            conf -= 0.1 if m["adv"] == "比较" else 0
+            conf -= 0.1 if "比较" in m["adv"] else 0
             found.append(
                 _c(
                     "preference",
@@ -302,10 +335,12 @@ def _zh(clause: str, who: _Ctx) -> list[RuleCandidate]:
             key = _ZH_IDENTITY_KEYS.get(k, k)
             kind = "identity" if k in _ZH_IDENTITY_KEYS else "fact"
             found.append(_c(kind, s, key, f"{who.zh}的{k}是{x}", 0.9, 0.7, "zh:my-x-is"))
-    return found or _zh_rules(clause)
+    return found
 
 
 def _zh_rules(clause: str) -> list[RuleCandidate]:
+    if _ZH_MANNER.match(clause):
+        return [_c("rule", "", "", clause, 0.8, 0.7, "zh:manner")]
     if m := _ZH_FORBID.match(clause):
         if _zh_object(m["x"]):
             return [_c("rule", "", "", clause, 0.92, 0.8, "zh:forbid")]
@@ -325,7 +360,22 @@ def _zh_rules(clause: str) -> list[RuleCandidate]:
     return []
 
 
-def _en(clause: str, who: _Ctx) -> list[RuleCandidate]:
+_EN_RULE_START = re.compile(
+    r"^(?:please\s+)?(?:you\s+(?:must|should)\s+)?(?:always|never|don't ever|do not ever|"
+    r"from now on|going forward|in the future|from here on)\b",
+    re.I,
+)
+
+
+def _en(clause: str, who: _Ctx, now: datetime, whole: str = "") -> list[RuleCandidate]:
+    if _EN_RULE_START.match(clause) and (rules := _en_rules(clause)):
+        return rules
+    found = _en_names(clause, who)
+    found += rules_life.english(clause, who, now)
+    return found or _en_legacy(clause, who) or _en_rules(clause)
+
+
+def _en_names(clause: str, who: _Ctx) -> list[RuleCandidate]:
     found: list[RuleCandidate] = []
     s = who.subject
     if m := _EN_NAME.search(clause):
@@ -352,16 +402,26 @@ def _en(clause: str, who: _Ctx) -> list[RuleCandidate]:
                 "en:address",
             )
         )
-    if (m := _EN_LIVE.search(clause) or _EN_IM_FROM.search(clause)) and (x := _en_object(m["x"])):
-        key = _EN_PLACE_KEYS.get(m["verb"].lower(), "location")
-        verb = "lives in" if key == "location" else "is from"
-        found.append(_c("fact", s, key, f"{who.en} {verb} {x}", 0.9, 0.7, "en:place"))
-    if (m := _EN_JOB.search(clause)) and not _EN_JOB_STOP.search(m["x"]) and not found:
+    return found
+
+
+def _en_legacy(clause: str, who: _Ctx) -> list[RuleCandidate]:
+    """The first patterns: likes and dislikes, habits, "my X is Y"."""
+    found: list[RuleCandidate] = []
+    s = who.subject
+    if m := _EN_NOT_FAN.search(clause):
         if x := _en_object(m["x"]):
-            article = "an" if x[:1].lower() in "aeiou" else "a"
-            found.append(
-                _c("identity", s, "identity", f"{who.en} is {article} {x}", 0.8, 0.8, "en:i-am")
-            )
+            content = f"{who.en} is not a fan of {x}"
+            return [_c("preference", s, f"preference: {_key(x)}", content, 0.85, 0.7, "en:dislike")]
+    if m := _EN_FAN.search(clause):
+        if x := _en_object(m["x"] or m["y"] or m["z"]):
+            content = f"{who.en} is a fan of {x}" if m["x"] else f"{who.en} likes {x}"
+            return [_c("preference", s, f"preference: {_key(x)}", content, 0.88, 0.7, "en:fan")]
+    if m := _EN_FAVOURITE.search(clause):
+        if x := _en_object(m["x"]):
+            k = m["k"].strip().lower()
+            content = f"{who.en_poss} favourite {k} is {x}"
+            return [_c("preference", s, f"favourite {k}", content, 0.9, 0.7, "en:favourite")]
     if m := _EN_DISLIKE.search(clause):
         if x := _en_object(m["x"]):
             verb = m["verb"].lower()
@@ -416,7 +476,7 @@ def _en(clause: str, who: _Ctx) -> list[RuleCandidate]:
                 )
             )
     if (m := _EN_MY.search(clause)) and not _EN_MY_STOP.match(m["k"].strip()) and not found:
-        if x := _en_object(m["x"]):
+        if (x := _en_object(m["x"])) and not _EN_STATE.match(x):  # "my laptop is broken"
             k = m["k"].strip().lower()
             kind = "identity" if k in _EN_IDENTITY_KEYS else "fact"
             found.append(
@@ -430,10 +490,12 @@ def _en(clause: str, who: _Ctx) -> list[RuleCandidate]:
                     "en:my-x-is",
                 )
             )
-    return found or _en_rules(clause)
+    return found
 
 
 def _en_rules(clause: str) -> list[RuleCandidate]:
+    if _EN_MANNER.match(clause):
+        return [_c("rule", "", "", clause, 0.8, 0.7, "en:manner")]
     if m := _EN_FROM_NOW.match(clause):
         if _en_object(m["x"]) or len(m["x"]) > 3:
             return [_c("rule", "", "", clause, 0.9, 0.8, "en:from-now-on")]
@@ -462,18 +524,36 @@ def _remember(clause: Clause) -> str | None:
     return None if m is None else m["x"].strip()
 
 
-def _one(clause: Clause, who: _Ctx) -> list[RuleCandidate]:
+def _unhedged(clause: Clause) -> tuple[str, str]:
+    """The clause without its hedge words, and the first hedge ('' when it has none)."""
+    hedge = _ZH_HEDGE if clause.lang == "zh" else _EN_HEDGE
+    found = hedge.search(clause.text)
+    if found is None:
+        return clause.text, ""
+    text = hedge.sub(" " if clause.lang == "en" else "", clause.text)
+    return re.sub(r"\s+", " ", text).strip(" ,，、"), found[1].strip(", ")
+
+
+def _hedged(c: RuleCandidate, word: str, lang: str) -> RuleCandidate:
+    """Less sure, and saying so: the person reviews it (HEDGED_MIN..HEDGED_MAX)."""
+    confidence = min(HEDGED_MAX, max(HEDGED_MIN, c.confidence - HEDGE_PENALTY))
+    note = f"（原话带“{word}”，不确定）" if lang == "zh" else f" (said with “{word}”: not sure)"
+    return replace(c, confidence=round(confidence, 2), hedged=True, content=c.content + note)
+
+
+def _one(clause: Clause, who: _Ctx, now: datetime, whole: str = "") -> list[RuleCandidate]:
     if _skip(clause):
         return []
-    found = (_zh if clause.lang == "zh" else _en)(clause.text, who)
-    hedge = _ZH_HEDGE if clause.lang == "zh" else _EN_HEDGE
-    if hedge.search(clause.text):
-        found = [replace(c, confidence=round(c.confidence - HEDGE_PENALTY, 2)) for c in found]
-    return found
+    text, hedge = _unhedged(clause)
+    if not text:
+        return []
+    found = (_zh if clause.lang == "zh" else _en)(text, who, now, whole)
+    return [_hedged(c, hedge, clause.lang) for c in found] if hedge else found
 
 
 def _explicit(found: list[RuleCandidate]) -> list[RuleCandidate]:
-    return [
+    """ "Remember X": near-certain and permanent, unless the person hedged X itself."""
+    return [c for c in found if c.hedged] + [
         replace(
             c,
             confidence=max(c.confidence, REMEMBER_FLOOR),
@@ -481,6 +561,7 @@ def _explicit(found: list[RuleCandidate]) -> list[RuleCandidate]:
             importance=min(1.0, c.importance + 0.1),
         )  # fmt: skip
         for c in found
+        if not c.hedged
     ]
 
 
@@ -491,11 +572,17 @@ _BARE_PREFIX = re.compile(
 )
 
 
+_NAMED_AFTER = re.compile(r"^(?:名字)?叫\S")
+_ENDS_WITH_WHO = re.compile(rf"(?:{rules_life.ZH_WHO})$")
+
+
 def _joined(parts: list[Clause]) -> list[Clause]:
-    """ "以后，回答用中文" / "From now on, answer in English" are one statement."""
+    """ "以后，回答用中文" / "From now on, answer in English" are one statement, and so is
+    "我养了一只猫，叫年糕" (a name after the comma belongs to the one named before it)."""
     out: list[Clause] = []
     for clause in parts:
-        if out and _BARE_PREFIX.match(out[-1].text):
+        named = out and _NAMED_AFTER.match(clause.text) and _ENDS_WITH_WHO.search(out[-1].text)
+        if out and (_BARE_PREFIX.match(out[-1].text) or named):
             sep = "，" if clause.lang == "zh" else ", "
             out[-1] = Clause(out[-1].text + sep + clause.text, clause.question, clause.lang)
         else:
@@ -503,9 +590,11 @@ def _joined(parts: list[Clause]) -> list[Clause]:
     return out
 
 
-def extract(text: str, name: str = "") -> list[RuleCandidate]:
-    """Candidates stated in `text` (one user turn); `name` is the person's display name."""
+def extract(text: str, name: str = "", now: datetime | None = None) -> list[RuleCandidate]:
+    """Candidates stated in `text` (one user turn); `name` is the person's display name and
+    `now` when it was said (relative times: "last month", "下周六")."""
     who = _Ctx(name.strip())
+    now = now or datetime.now()
     found: list[RuleCandidate] = []
     carry = False  # a bare "记住：" / "remember:" applies to the clause after it
     for clause in _joined(clauses(text)):
@@ -514,7 +603,7 @@ def extract(text: str, name: str = "") -> list[RuleCandidate]:
             carry = True
             continue
         if rest is not None:
-            inner = _one(Clause(rest, clause.question, clause.lang), who)
+            inner = _one(Clause(rest, clause.question, clause.lang), who, now, text)
             if not inner and not _skip(clause):
                 content = rest if clause.lang == "en" else rest
                 inner = [
@@ -522,7 +611,7 @@ def extract(text: str, name: str = "") -> list[RuleCandidate]:
                 ]
             found += _explicit(inner)
         else:
-            one = _one(clause, who)
+            one = _one(clause, who, now, text)
             found += _explicit(one) if carry else one
         carry = False
     return _unique(found)

@@ -5,11 +5,12 @@ retries are scheduled here because only the task knows how to call itself later.
 Periodic tasks run in the consumer `manage.py serve` starts (times in settings.TIME_ZONE).
 """
 
+from django.conf import settings
 from django.db import DatabaseError
 from huey.contrib.djhuey import HUEY, db_periodic_task, db_task
 
 from curator import history_log
-from lifecycle import consolidate, embedqueue, extract, metrics, schedule, sessions
+from lifecycle import consolidate, embedqueue, extract, livecards, metrics, schedule, sessions
 from lifecycle.models import Trigger
 from retrieval import keywords, matrix, reindex
 from retrieval.search import prune_recall_log
@@ -38,6 +39,23 @@ def extract_turn(turn_id: int) -> None:
 def retry_extraction(turn_id: int) -> None:
     """A person's Retry of an extraction dead letter."""
     _retry_later(turn_id, extract.run_turn(turn_id, retry=True))
+
+
+def request_card_refresh() -> None:
+    """Facts changed: refresh the cards a few seconds after the last change of a burst."""
+    if livecards.note_change(HUEY):
+        refresh_cards.schedule(delay=settings.CARDS_REFRESH_DELAY)
+
+
+@db_task()
+def refresh_cards() -> None:
+    """The coalesced live refresh of MEMORY.md and User.md (lifecycle.livecards)."""
+    wait = livecards.wait(HUEY)
+    if wait is None:
+        return
+    if wait == 0 and livecards.run(HUEY) == livecards.REFRESHED:
+        return
+    refresh_cards.schedule(delay=wait or settings.CARDS_REFRESH_DELAY)
 
 
 @db_task()

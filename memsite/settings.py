@@ -206,6 +206,9 @@ LOGGING = {
 # Cards and onboarding (issue 7): the persona + user cards injected into every turn share this
 # token budget (seed 000 section 5); an LLM compiles them when LLM_BASE_URL and LLM_MODEL are set.
 CARDS_TOKEN_BUDGET = env_int("MEMSITE_CARDS_TOKEN_BUDGET", 600)
+# Live cards (issue 19): seconds after the last change of a fact before MEMORY.md and User.md
+# are refreshed (a burst of changes gives one refresh).
+CARDS_REFRESH_DELAY = env_float("MEMSITE_CARDS_REFRESH_DELAY", 3.0)
 
 # API (issue 5): body and attachment limits (413), requests per minute per token (429; 0 = no
 # limit). "ninja" is installed so its docs page uses the bundled Swagger UI, never a CDN; the
@@ -271,6 +274,9 @@ CONTEXT_CARDS_TOKENS = env_int("MEMSITE_CONTEXT_CARDS_TOKENS", CARDS_TOKEN_BUDGE
 CONTEXT_TURNS_TOKENS = env_int("MEMSITE_CONTEXT_TURNS_TOKENS", 2000)
 CONTEXT_EVIDENCE_TOKENS = env_int("MEMSITE_CONTEXT_EVIDENCE_TOKENS", 900)
 CONTEXT_RESERVE_TOKENS = env_int("MEMSITE_CONTEXT_RESERVE_TOKENS", 500)
+# Recall on every /context (issue 19): facts and episodes whose fused score on absolute values
+# reaches this gate join the evidence even without a trigger word (measured: bench/context.py).
+CONTEXT_RECALL_GATE = env_float("MEMSITE_CONTEXT_RECALL_GATE", 0.5)
 RECALL_LOG_DAYS = env_int("MEMSITE_RECALL_LOG_DAYS", 90)
 # Access counters and the recall log are written by a thread after the answer (search.py).
 SEARCH_RECORD_IN_BACKGROUND = env_bool("MEMSITE_SEARCH_RECORD_IN_BACKGROUND", True)

@@ -2,11 +2,22 @@
 
 Sections, each with its own budget, within max_context_tokens (defaults from settings):
 the core cards (persona + user, compiled by curator.compiler; 600), the session's recent
-turns (2,000), long-term evidence (900, 3-5 items; only when the message triggers it or
-the caller asks) and a reserve for the answer (500). Over budget, evidence goes first
-(lowest ranked first), then the oldest turns; the core cards are never cut here (their
-compiler keeps them within their own budget). A time expression in the message becomes a
-time filter on the evidence search (turns and episodes).
+turns (2,000), long-term evidence (900, 3-5 items) and a reserve for the answer (500). Over
+budget, evidence goes first (lowest ranked first), then the oldest turns; the core cards are
+never cut here (their compiler keeps them within their own budget).
+
+Evidence ("recall"), by `evidence_mode`:
+- "auto" (the default): every message searches facts and episodes, and what reaches the gate
+  goes in; what the gate cut is reported. The gate (CONTEXT_RECALL_GATE, 0.5, chosen by
+  measurement: bench/context.py) is a threshold on the fused score with the preset's weights
+  computed on absolute values (cosine similarity, BM25 saturated as r / (r + 5), freshness)
+  rather than rescaled over the candidates: the ranking's min-max score makes the best hit 1
+  whatever it is, so it cannot tell "nothing here is relevant". When the message points back
+  in time (之前, 还记得, remember, a date, a file name: retrieval.triggers) the search widens
+  as it always did: raw turns and attachments too, a time expression becomes a time filter,
+  no gate.
+- "always": the widened search for every message, no gate (what a caller asks for).
+- "never": no evidence at all.
 
 `assemble` is a plain function returning a dataclass with `to_dict()`; the API and the
 debugger's context preview call the same function.
@@ -25,8 +36,9 @@ from django.utils.translation import gettext_lazy
 from curator.compiler import compiled_profile
 from curator.models import Actor, Scope, Session
 from retrieval import budget as tb
-from retrieval import triggers
-from retrieval.search import SearchResult, resolve_owner, search
+from retrieval import scoring, triggers
+from retrieval.backends import ALL_KINDS
+from retrieval.search import SearchResult, record_recall, resolve_owner, search
 
 log = logging.getLogger(__name__)
 EVIDENCE_MIN, EVIDENCE_MAX = 3, 5
@@ -39,6 +51,10 @@ HEADINGS = {
     "evidence": gettext_lazy("Relevant memories"),
 }
 CUT_ORDER = ["evidence", "turns"]
+MODES = ("auto", "always", "never")
+# What the ungated search looks at without a trigger: what was learnt, not raw talk.
+GATED_KINDS = ("fact", "episode")
+GATED_CUT_SHOWN = 5  # items the gate cut, listed for the debugger and `explain`
 
 
 @dataclass
@@ -86,6 +102,28 @@ class ContextSection:
 
 
 @dataclass
+class Recall:
+    """How the evidence was looked for: what the debugger and `explain` show."""
+
+    mode: str  # "gated", "triggered", "always" or "off"
+    kinds: tuple[str, ...] = ()
+    gate: float | None = None  # the threshold on the absolute fused score ("gated" only)
+    scores: dict = field(default_factory=dict)  # (kind, id) -> its gate score
+    cut: list[dict] = field(default_factory=list)  # best items under the gate
+    cut_count: int = 0
+
+    def passes(self, item) -> bool:
+        return self.gate is None or self.scores.get((item.kind, item.id), 0.0) >= self.gate
+
+    def to_dict(self, explain: bool = False) -> dict:
+        data = {"mode": self.mode, "kinds": list(self.kinds), "gate": self.gate}
+        data["cut_by_gate"] = self.cut_count
+        if explain:
+            data["cut"] = self.cut
+        return data
+
+
+@dataclass
 class ContextResult:
     query: str
     text: str
@@ -97,6 +135,7 @@ class ContextResult:
     degraded_reason: str = ""
     over_by: int = 0
     search: SearchResult | None = field(default=None, repr=False)
+    recall: Recall = field(default_factory=lambda: Recall("off"))
 
     @property
     def tokens(self) -> int:
@@ -107,7 +146,7 @@ class ContextResult:
     def triggered(self) -> bool:
         return self.detection.triggered
 
-    def to_dict(self) -> dict:
+    def to_dict(self, explain: bool = False) -> dict:
         return {
             "text": self.text,
             "tokens": self.tokens,
@@ -125,6 +164,7 @@ class ContextResult:
             "ignored_times": list(self.detection.ignored_times),
             "degraded": self.degraded,
             "degraded_reason": self.degraded_reason or None,
+            "recall": self.recall.to_dict(explain),
         }
 
 
@@ -191,13 +231,17 @@ def _evidence_line(item, cap: int) -> tuple[str, bool]:
 
 
 def evidence(
-    result: SearchResult, skip: set[tuple[str, int]], evidence_budget: int
+    result: SearchResult,
+    skip: set[tuple[str, int]],
+    evidence_budget: int,
+    recall: Recall | None = None,
 ) -> list[tb.Block]:
-    """The best search results not already in the recent turns, at most 5, best first."""
+    """The best search results not already in the recent turns and not under the gate, at
+    most 5, best first."""
     cap = max(1, evidence_budget // EVIDENCE_MIN)  # so at least three items always fit
     blocks = []
     for item in result.items:
-        if (item.kind, item.id) in skip:
+        if (item.kind, item.id) in skip or (recall is not None and not recall.passes(item)):
             continue
         line, cut = _evidence_line(item, cap)
         meta = {
@@ -207,6 +251,8 @@ def evidence(
             "score": round(item.score, 4),
             "truncated": cut,
         }
+        if recall is not None and recall.gate is not None:
+            meta["gate_score"] = round(recall.scores.get((item.kind, item.id), 0.0), 4)
         blocks.append(tb.Block(f"{item.kind}:{item.id}", line, tb.estimate_tokens(line) + 1, meta))
         if len(blocks) == EVIDENCE_MAX:
             break
@@ -229,6 +275,48 @@ def _session(owner, session) -> Session | None:
     return Session.objects.filter(owner=owner, external_id=str(session)).first()
 
 
+def plan_recall(evidence_mode: str, detection: triggers.Detection, gate=None) -> Recall:
+    """How this message looks for evidence (see the module docstring)."""
+    if evidence_mode == "never":
+        return Recall("off")
+    if evidence_mode == "always":
+        return Recall("always", ALL_KINDS)
+    if detection.triggered:
+        return Recall("triggered", ALL_KINDS)
+    return Recall("gated", GATED_KINDS, settings.CONTEXT_RECALL_GATE if gate is None else gate)
+
+
+def gate_scores(result: SearchResult) -> dict[tuple[str, int], float]:
+    """Each result's fused score on absolute values: the same weights, cosine similarity and
+    saturated BM25 instead of their min-max rescaling over this search's candidates."""
+    weights = scoring.Weights(**result.weights)
+    params = scoring.Params(
+        half_life_days=result.params["half_life_days"], normalisation="absolute"
+    )
+    ranges = scoring.Ranges(None, None)
+    wanted = {(item.kind, item.id) for item in result.items}
+    return {
+        c.key: scoring.score_one(c, weights, params, ranges).score
+        for c in result.scoring_input
+        if c.key in wanted
+    }
+
+
+def _cut_by_gate(result: SearchResult, recall: Recall, skip) -> None:
+    under = [i for i in result.items if not recall.passes(i) and (i.kind, i.id) not in skip]
+    recall.cut_count = len(under)
+    recall.cut = [
+        {
+            "kind": i.kind,
+            "id": i.id,
+            "gate_score": round(recall.scores.get((i.kind, i.id), 0.0), 4),
+            "score": round(i.score, 4),
+            "content": i.content[:200],
+        }
+        for i in under[:GATED_CUT_SHOWN]
+    ]
+
+
 def assemble(
     query: str,
     *,
@@ -246,8 +334,10 @@ def assemble(
     agent_id: int | None = None,
     fact_scopes: frozenset[str] | None = None,
     sessions: frozenset[int] | None = None,
+    gate: float | None = None,
 ) -> ContextResult:
-    """The context for one message. evidence_mode: "auto" (when triggered), "always", "never".
+    """The context for one message. evidence_mode: "auto" (gated recall, widened by a
+    trigger), "always", "never"; `gate` overrides CONTEXT_RECALL_GATE (the bench sweeps it).
 
     `agent_id`, `fact_scopes` and `sessions`: the agent it is for and its read limits (see
     search); a session outside `sessions` contributes no turns."""
@@ -262,12 +352,13 @@ def assemble(
     cards = tb.Section("cards", budgets.cards, card_blocks, protected=True)
     turns = tb.Section("turns", budgets.turns, recent_turns(session, budgets.turns))
     result, blocks = None, []
-    wanted = evidence_mode == "always" or (evidence_mode == "auto" and detection.triggered)
-    if wanted and query.strip():
-        span = detection.times[0] if detection.times else None
+    recall = plan_recall(evidence_mode, detection, gate)
+    if recall.mode != "off" and query.strip():
+        span = detection.times[0] if detection.times and recall.mode != "gated" else None
         result = search(
             query,
             owner=owner,
+            kinds=recall.kinds,
             limit=EVIDENCE_MAX + 5,
             preset=preset,
             weights=weights,
@@ -276,15 +367,21 @@ def assemble(
             now=now,
             caller=caller,
             actor=actor,
-            record=record,
+            record=False,  # only what goes into the context counts as recalled (below)
             agent_id=agent_id,
             fact_scopes=fact_scopes,
             sessions=sessions,
         )
         in_turns = {(b.meta["kind"], b.meta["id"]) for b in turns.blocks}
-        blocks = evidence(result, in_turns, budgets.evidence)
+        if recall.gate is not None:
+            recall.scores = gate_scores(result)
+            _cut_by_gate(result, recall, in_turns)
+        blocks = evidence(result, in_turns, budgets.evidence, recall)
     ev = tb.Section("evidence", budgets.evidence, blocks)
     over = tb.trim([cards, turns, ev], budgets.max_tokens, budgets.reserve, CUT_ORDER)
+    if result is not None and record:
+        kept = {(b.meta["kind"], b.meta["id"]) for b in ev.blocks}
+        record_recall(result, kept, caller, agent_id=agent_id)
     sections = [_to_section(s) for s in (cards, turns, ev)]
     degraded = bool(result and result.degraded)
     return ContextResult(
@@ -298,6 +395,7 @@ def assemble(
         degraded_reason=result.degraded_reason if degraded else "",
         over_by=over,
         search=result,
+        recall=recall,
     )
 
 

@@ -654,6 +654,18 @@ def _item(scored: scoring.Scored, obj, query_tokens: list[str]) -> SearchItem:
 _RECALL_WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-log")
 
 
+def record_recall(
+    result: SearchResult, keys: set[tuple[str, int]], caller: str, agent_id: int | None = None
+) -> None:
+    """Record as recalled only these items of a search made with record=False (context
+    assembly: what went into the context, not everything the search ranked)."""
+    kept = [item for item in result.items if (item.kind, item.id) in keys]
+    if kept:
+        chosen = SearchResult(**{**result.__dict__, "items": kept})
+        now = result.now or timezone.now()
+        _record(chosen, resolve_owner(result.owner_id), caller, now, agent_id)
+
+
 def _record(
     result: SearchResult, owner: Owner, caller: str, now: datetime, agent_id: int | None = None
 ) -> None:

@@ -5,6 +5,7 @@ from django.utils import translation
 
 from tests.api_helpers import anon_api, api, fresh_limits, read_api  # noqa: F401  (API fixtures)
 from tests.fake_openai import fake_openai  # noqa: F401  (a fake OpenAI-compatible server)
+from tests.queue_helpers import live_queue  # noqa: F401  (an empty queue, short card delay)
 
 
 @pytest.fixture

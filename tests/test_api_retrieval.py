@@ -107,11 +107,27 @@ def test_context_respects_a_smaller_budget(memory):
     assert body["budget"]["max_tokens"] == 300
 
 
-def test_context_without_a_trigger_leaves_evidence_out(memory):
+def test_context_without_a_trigger_leaves_unrelated_memories_out(memory):
     body = memory.post("/context", {"query": "你好", "evidence": "auto"}).json()
     assert body["triggered"] is False
     evidence = next(s for s in body["sections"] if s["name"] == "evidence")
     assert evidence["items"] == []
+    assert body["recall"]["mode"] == "gated" and body["recall"]["cut_by_gate"] >= 1
+    assert "cut" not in body["recall"]  # the items themselves only with explain
+
+
+def test_context_recalls_a_related_memory_without_a_trigger_word(memory):
+    body = memory.post("/context", {"query": "下午泡一壶乌龙茶", "explain": True}).json()
+    evidence = next(s for s in body["sections"] if s["name"] == "evidence")
+    assert body["triggered"] is False and "乌龙茶" in body["text"]
+    assert evidence["items"][0]["gate_score"] >= body["recall"]["gate"]
+    assert {"kind", "id", "gate_score", "content"} <= set(body["recall"]["cut"][0])
+    assert all(c["gate_score"] < body["recall"]["gate"] for c in body["recall"]["cut"])
+
+
+def test_context_evidence_never_turns_recall_off(memory):
+    body = memory.post("/context", {"query": "下午泡一壶乌龙茶", "evidence": "never"}).json()
+    assert body["recall"]["mode"] == "off" and "乌龙茶" not in body["text"]
 
 
 def test_a_read_only_token_may_ask_for_context(read_api, memory):

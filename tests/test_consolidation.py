@@ -150,15 +150,19 @@ def test_idle_facts_decay_weekly_and_exempt_ones_never():
     fresh = fact("written yesterday", days_old=1, importance=0.8)
     recalled = fact("recalled", days_old=30, importance=0.8,
                     last_accessed_at=timezone.now() - timedelta(days=2))  # fmt: skip
+    later = timezone.now() + timedelta(days=20)
     exempt = [
-        fact("verified", days_old=60, importance=0.8, verified=True),
+        fact("verified", days_old=60, importance=0.8, verified=True, expires_at=later),
         fact("permanent", days_old=60, importance=0.8, priority="permanent"),
         fact("core", days_old=60, importance=0.8, tags=["core"]),
         fact("system", days_old=60, importance=0.8, scope="system"),
     ]
+    # Verified, but the person chose "fades when unused" on the review card: long term, no date.
+    chose_decay = fact("chose decay", days_old=15, importance=0.8, verified=True)
     _report, counts = run(only=["decay"])
-    assert counts["decay"]["facts_decayed"] == 1
+    assert counts["decay"]["facts_decayed"] == 2
     assert Fact.objects.get(pk=idle.pk).importance == pytest.approx(0.8 * 0.95**2)
+    assert Fact.objects.get(pk=chose_decay.pk).importance == pytest.approx(0.8 * 0.95**2)
     for unchanged in [fresh, recalled, *exempt]:
         assert Fact.objects.get(pk=unchanged.pk).importance == 0.8
 
@@ -277,7 +281,7 @@ def test_attachment_files_past_retention_are_removed_and_records_kept(settings):
 
 def test_memory_and_user_cards_are_refreshed_from_the_facts():
     name = fact("用户叫李雷", type="identity", importance=1.0, priority="permanent")
-    likes = fact("喜欢拉面", type="preference", importance=0.7, priority="permanent")
+    fact("喜欢拉面", type="preference", importance=0.7, priority="permanent")
     rule = fact("以后回答用中文", type="rule", importance=0.9, priority="permanent")
     _report, counts = run(only=["cards"])
     memory = cards.read("memory")
@@ -285,9 +289,10 @@ def test_memory_and_user_cards_are_refreshed_from_the_facts():
     assert f"<!-- facts:{rule.pk} -->" in memory
     assert cards.measure("memory", memory).amount <= 1500
     user = cards.read("user")
-    assert f"- 用户叫李雷 <!-- facts:{name.pk} -->" in user and f"facts:{likes.pk}" in user
-    assert f"facts:{rule.pk}" not in user
-    assert counts["cards"]["memory_lines"] == 3 and counts["cards"]["user_lines"] == 2
+    assert f"- 用户叫李雷 <!-- facts:{name.pk} -->" in user
+    # The profile order: identity, then preferences, then rules for the assistant.
+    assert user.index("用户叫李雷") < user.index("喜欢拉面") < user.index("以后回答用中文")
+    assert counts["cards"]["memory_lines"] == 3 and counts["cards"]["user_lines"] == 3
 
 
 def test_a_card_edited_by_hand_keeps_the_edits_around_the_generated_part():

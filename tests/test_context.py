@@ -54,13 +54,39 @@ def test_a_triggered_message_gets_cards_turns_and_evidence(owner, cards):
     assert "网易" in text and "语气" in text and "user: 我们来准备下周的面试吧" in text
 
 
-def test_no_trigger_means_no_long_term_evidence(owner, cards):
-    fact(owner, "用户喜欢乌龙茶")
+def test_without_a_trigger_an_unrelated_memory_stays_under_the_gate(owner, cards):
+    tea = fact(owner, "用户喜欢乌龙茶")
     result = assemble("帮我写一个排序函数", owner=owner, record=False)
-    assert (
-        not result.triggered and section(result, "evidence").items == [] and result.search is None
-    )
-    assert assemble("帮我写一个排序函数", owner=owner, evidence_mode="always", record=False).search
+    assert not result.triggered and section(result, "evidence").items == []
+    assert result.recall.mode == "gated" and result.recall.kinds == ("fact", "episode")
+    assert [c["id"] for c in result.recall.cut] == [tea.id]  # searched, cut by the gate
+    always = assemble("帮我写一个排序函数", owner=owner, evidence_mode="always", record=False)
+    assert [i["id"] for i in section(always, "evidence").items] == [tea.id]
+
+
+def test_without_a_trigger_a_related_memory_joins_the_evidence(owner, cards):
+    tea = fact(owner, "用户喜欢乌龙茶，不喜欢咖啡")
+    fact(owner, "用户的项目 orchard 用 Django 写成")
+    result = assemble("下午想喝点茶，乌龙茶怎么泡好喝", owner=owner, record=False)
+    assert not result.triggered and result.recall.mode == "gated"
+    assert [i["id"] for i in section(result, "evidence").items] == [tea.id]
+    assert "乌龙茶" in result.text.split("## Relevant memories")[1]
+
+
+def test_never_turns_recall_off(owner, cards):
+    fact(owner, "用户喜欢乌龙茶")
+    result = assemble("还记得我喜欢喝什么茶吗", owner=owner, evidence_mode="never", record=False)
+    assert result.search is None and section(result, "evidence").items == []
+    assert result.recall.mode == "off"
+
+
+def test_only_the_injected_evidence_counts_as_recalled(owner, cards):
+    tea = fact(owner, "用户喜欢乌龙茶")
+    other = fact(owner, "用户的项目 orchard 用 Django 写成")
+    assemble("乌龙茶怎么泡", owner=owner)
+    tea.refresh_from_db()
+    other.refresh_from_db()
+    assert tea.access_count == 1 and other.access_count == 0
 
 
 def test_evidence_is_three_to_five_items_within_its_budget(owner, cards):

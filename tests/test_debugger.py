@@ -48,6 +48,12 @@ def test_results_show_breakdown_bars_badges_highlights_and_timings(client_in, ha
     assert "Context preview" in page
 
 
+def test_the_context_preview_shows_the_gate_and_what_it_cut(client_in, hangzhou):
+    page = client_in.get(URL, {"q": "帮我写一个排序函数"}).content.decode()
+    assert "gate score (the fused score on absolute values) reaches 0.5" in page
+    assert f'data-gated="fact:{hangzhou.id}"' in page and "under the gate" in page
+
+
 def test_a_turn_found_through_the_turn_before_it_says_so(client_in, owner):
     from tests.search_helpers import session, turn
 

@@ -9,7 +9,8 @@ MATCHES = [
     ("我叫李雷", "identity", "name", "用户的名字是李雷", "zh:name"),
     ("我的名字是王芳", "identity", "name", "用户的名字是王芳", "zh:name"),
     ("叫我老李就行", "identity", "address as", "用户希望被称呼为“老李”", "zh:address"),
-    ("我是一名后端工程师", "identity", "identity", "用户是一名后端工程师", "zh:i-am"),
+    ("我是一名后端工程师", "identity", "occupation", "用户是一名后端工程师", "zh:occupation"),
+    ("我是个咖啡控", "identity", "identity", "用户是个咖啡控", "zh:i-am"),
     ("我住在杭州", "fact", "location", "用户住在杭州", "zh:place"),
     ("我喜欢拉面", "preference", "preference: 拉面", "用户喜欢拉面", "zh:like"),
     ("我不喜欢香菜", "preference", "preference: 香菜", "用户不喜欢香菜", "zh:dislike"),
@@ -27,10 +28,17 @@ MATCHES = [
     (
         "I am a backend engineer.",
         "identity",
-        "identity",
+        "occupation",
         "The user is a backend engineer",
-        "en:i-am",
+        "en:occupation",
     ),
+    (
+        "I'm a big fan of jazz.",
+        "preference",
+        "preference: jazz",
+        "The user is a fan of jazz",
+        "en:fan",
+    ),  # fmt: skip
     ("I live in Berlin.", "fact", "location", "The user lives in Berlin", "en:place"),
     (
         "I prefer pytest over unittest.",
@@ -79,7 +87,7 @@ NO_MATCH = [
     "我的意思是先别动",
     "orchard 的 worker 内存又涨到 3G 多了，帮我看看是哪个进程。",
     "好，就这样。谢谢。",
-    "I'm a big fan of jazz.",
+    "I'm a morning person.",  # not a job: English "I'm a X" is only taken for work
     "I am going home.",
     "I'd like to see the logs.",
     "Do you like Python?",

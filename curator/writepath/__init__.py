@@ -78,6 +78,7 @@ from curator.writepath.pending import (  # noqa: F401
     due_pending,
     ignore_pending,
     moot_reason,
+    retention_of,
     snooze_pending,
 )
 from curator.writepath.propose import (  # noqa: F401

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.core.exceptions import FieldDoesNotExist
@@ -60,6 +60,7 @@ class Clean:
     delete_fact: Fact | None
     why: str = ""
     expires_at: datetime | None = None
+    decays: bool = False
     why_code: str = ""
     why_params: dict = field(default_factory=dict)
 
@@ -68,10 +69,18 @@ class Clean:
         return content_key(self.content)
 
     def retention(self, start: datetime | None = None) -> tuple[str, datetime | None]:
-        """(priority, expires_at) as of `start`; computed when written, not when proposed."""
+        """(priority, expires_at) as of `start`; computed when written, not when proposed.
+
+        A chosen date or "decays" wins; a chosen "permanent" never expires, whatever
+        duration an extractor guessed (a rule confirmed as permanent once kept the "24h" of
+        its extractor and silently expired the next day)."""
         start = start or timezone.now()
+        if self.decays:
+            return Priority.LONG_TERM, None
         if self.expires_at is not None:
-            return self.priority or Priority.LONG_TERM, self.expires_at
+            return self.priority or priority_for(self.expires_at - start), self.expires_at
+        if self.priority == Priority.PERMANENT:
+            return Priority.PERMANENT, None
         duration = self.duration
         if self.priority is None and duration is None:
             duration = DEFAULT_RETENTION.get(self.type)
@@ -84,9 +93,11 @@ class Clean:
 
     def as_json(self) -> dict[str, Any]:
         """The candidate as a PendingItem stores it (confirm rebuilds it from this)."""
-        expiry = {"expires_at": self.expires_at.isoformat()} if self.expires_at else {}
+        chosen = {"expires_at": self.expires_at.isoformat()} if self.expires_at else {}
+        if self.decays:
+            chosen["decays"] = True
         return {
-            **expiry,
+            **chosen,
             "content": self.content,
             "content_key": self.key,
             "subject": self.subject,
@@ -102,6 +113,13 @@ class Clean:
             "source_turn_id": self.source_turn.pk if self.source_turn else None,
             "verified": self.verified,
         }
+
+
+def priority_for(span: timedelta) -> str:
+    """The retention class a span until the expiry falls in (seed 001: 1 day, 3 days, more)."""
+    if span <= timedelta(days=1):
+        return Priority.TRANSIENT
+    return Priority.SHORT_TERM if span <= timedelta(days=3) else Priority.LONG_TERM
 
 
 def _field_label(name: str, capital: bool = False) -> str:
@@ -196,29 +214,35 @@ def _retention_choice(priority: Any, duration: Any) -> tuple[str | None, str | N
     return priority or None, duration or None
 
 
-def _expires_at(value: Any) -> datetime | None:
-    """A future moment (a datetime, or ISO 8601 text as pending items store it)."""
+def _chosen_expiry(value: Any, decays: Any, priority: str | None) -> tuple[datetime | None, bool]:
+    """A retention chosen by the person: a future expiry (datetime or ISO text), or decay."""
+    decays = bool(decays)
     if value in (None, ""):
-        return None
-    moment = value
-    if isinstance(value, str):
-        try:
-            moment = datetime.fromisoformat(value)
-        except ValueError:
-            moment = None
-    if not isinstance(moment, datetime):
+        expires = None
+    else:
+        expires = value if isinstance(value, datetime) else _parse_time(value)
+        if expires is not None and timezone.is_naive(expires):  # read in the configured zone
+            expires = timezone.make_aware(expires)
+        if expires is None or expires <= timezone.now():
+            raise InvalidCandidate(
+                _("The expiry must be a date and time in the future."),
+                code="invalid_expires_at",
+                field="expires_at",
+            )
+    if decays and (expires is not None or priority == Priority.PERMANENT):
         raise InvalidCandidate(
-            _("The expiry must be a date and time (ISO 8601)."),
-            code="invalid_expires_at",
+            _("A memory that decays has no expiry date and is not permanent."),
+            code="invalid_retention",
             field="expires_at",
         )
-    if timezone.is_naive(moment):
-        moment = timezone.make_aware(moment)
-    if moment <= timezone.now():
-        raise InvalidCandidate(
-            _("The expiry must be in the future."), code="invalid_expires_at", field="expires_at"
-        )
-    return moment
+    return expires, decays
+
+
+def _parse_time(value: Any) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
 
 
 def _turn(turn_id: Any, owner: Owner) -> ConversationTurn | None:
@@ -262,6 +286,7 @@ def clean_candidate(candidate: Candidate, owner: Owner, actor: str = "") -> Clea
     else:
         content = clean_content(candidate.content, keep_punctuation=persons)
     priority, duration = _retention_choice(candidate.priority, candidate.duration)
+    expires_at, decays = _chosen_expiry(candidate.expires_at, candidate.decays, priority)
     return Clean(
         content=content,
         subject=clean_label(candidate.subject, "subject"),
@@ -278,7 +303,8 @@ def clean_candidate(candidate: Candidate, owner: Owner, actor: str = "") -> Clea
         verified=bool(candidate.verified),
         delete_fact=target,
         why=why if why != normalise_text(content) else "",
-        expires_at=_expires_at(candidate.expires_at),
+        expires_at=expires_at,
+        decays=decays,
         why_code=str(candidate.why_code or "")[:40] if target is not None else "",
         why_params=dict(candidate.why_params or {}) if target is not None else {},
     )

@@ -94,8 +94,11 @@ class Candidate:
     source_turn_id: int | None = None
     verified: bool = False
     delete_fact_id: int | None = None
-    # A time the memory stops being true ("until Friday"); wins over priority's expiry.
-    expires_at: datetime | str | None = None
+    # A retention chosen by the person on the review card (curator.retention) or by an agent
+    # ("until Friday"): an expiry date (wins over the priority's), or "let it decay" (long
+    # term, no date).
+    expires_at: Any = None
+    decays: bool = False
     # A job's reason for a removal as a code and values (curator.generated.DELETION_WHYS),
     # shown in the reader's language; `content` keeps it in words for older readers.
     why_code: str = ""
@@ -269,6 +272,7 @@ class Work:
         )
         for fact_id in self.fact_ids:
             signals.changed("fact", fact_id)
+        signals.facts(self.fact_ids)
         return event
 
     def _request(self, operation_id) -> dict:

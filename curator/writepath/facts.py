@@ -319,6 +319,7 @@ def purge_fact(fact_id: int, *, actor: str = "person") -> MemoryEvent:
         if following is not None and previous is not None:
             Fact.objects.filter(pk=following.pk).update(supersedes=previous)
         signals.changed("fact", fact_id)
+        signals.facts([fact_id])
         return MemoryEvent.objects.create(
             owner=fact.owner,
             event_type=EventType.PURGE,

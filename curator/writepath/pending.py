@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from curator import retention
 from curator.models import (
     EventType,
     Fact,
@@ -33,6 +34,7 @@ from curator.writepath.core import (
     WRITTEN,
     AlreadyResolved,
     Candidate,
+    InvalidCandidate,
     MootPending,
     Result,
     Work,
@@ -114,6 +116,18 @@ def _candidate_from(data: dict[str, Any]) -> Candidate:
     if values.get("source") not in Source.values:
         values["source"] = Source.API  # older items may carry an origin we no longer know
     return Candidate(**values)
+
+
+def retention_of(item: PendingItem) -> retention.Retention | None:
+    """How long the memory would last if confirmed now: what the review card and the API's
+    pending items show (None for a suggested deletion or a candidate that no longer cleans)."""
+    if item.reason == PendingReason.DELETION:
+        return None
+    data = {k: v for k, v in (item.candidate or {}).items() if k != "source_turn_id"}
+    try:
+        return retention.for_clean(clean_candidate(_candidate_from(data), item.owner))
+    except InvalidCandidate:
+        return None
 
 
 def confirm_pending(

@@ -13,6 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from ninja import Field, Query, Router, Schema, Status
 
+from curator import retention
 from curator import writepath as wp
 from curator.models import (
     Actor,
@@ -51,6 +52,7 @@ ScopeName = Literal[tuple(Scope.values)]
 PriorityName = Literal[tuple(Priority.values)]
 DurationName = Literal[tuple(wp.DURATIONS)]
 StatusName = Literal[tuple(FactStatus.values)]
+RetentionKind = Literal[retention.KINDS]
 
 
 def write_error(exc: wp.WritePathError) -> ApiError:
@@ -98,6 +100,17 @@ def fact_dict(fact: Fact | None) -> dict | None:
     }
 
 
+class RetentionOut(Schema):
+    kind: RetentionKind = Field(
+        description="permanent; expires (on expires_at); decays (importance halves after "
+        "about half_life_days unused, then the person is asked)"
+    )
+    priority: str
+    expires_at: datetime | None = None
+    half_life_days: int | None = None
+    label: str
+
+
 class PendingOut(Schema):
     id: int
     content: str
@@ -111,6 +124,9 @@ class PendingOut(Schema):
     source_turn_id: int | None
     resulting_fact_id: int | None
     created_at: datetime
+    retention: RetentionOut | None = Field(
+        None, description="How long the memory will last if confirmed now (null: a deletion)."
+    )
 
 
 def pending_dict(item: PendingItem | None) -> dict | None:
@@ -130,6 +146,11 @@ def pending_dict(item: PendingItem | None) -> dict | None:
         "source_turn_id": item.source_turn_id,
         "resulting_fact_id": item.resulting_fact_id,
         "created_at": item.created_at,
+        "retention": (
+            lasting.to_dict()
+            if item.status in wp.OPEN and (lasting := wp.retention_of(item))
+            else None
+        ),
     }
 
 
@@ -494,10 +515,27 @@ class PendingEdits(BodyIn):
     scope: ScopeName | None = None
     priority: PriorityName | None = None
     tags: list[str] | None = Field(None, max_length=wp.MAX_TAGS)
+    retention: RetentionKind | None = Field(
+        None, description="How long it lasts: permanent, expires (give expires_at) or decays."
+    )
+    expires_at: datetime | None = Field(None, description='With retention "expires".')
 
 
 class ConfirmIn(BodyIn):
     edits: PendingEdits | None = Field(None, description="Corrections the person made.")
+
+
+def _retention_edits(kind: str, expires_at: datetime | None) -> dict:
+    if kind == "expires":
+        if expires_at is None:
+            message = _("Give expires_at with retention “expires”.")
+            raise ApiError(422, "invalid_expires_at", message, {"expires_at": message})
+        if timezone.is_naive(expires_at):
+            expires_at = timezone.make_aware(expires_at)
+    elif expires_at is not None:
+        message = _("expires_at goes with retention “expires” only.")
+        raise ApiError(422, "invalid_retention", message, {"expires_at": message})
+    return retention.edits(kind, expires_at)
 
 
 class LaterIn(BodyIn):
@@ -543,6 +581,8 @@ def confirm_item(agent: ApiToken, item_id: int, payload: ConfirmIn | None = None
     edits = payload.edits.dict(exclude_none=True) if payload and payload.edits else None
     if edits and "scope" in edits:
         require_scopes(agent, [edits["scope"]])
+    if edits and (kind := edits.pop("retention", None)):
+        edits.update(_retention_edits(kind, edits.pop("expires_at", None)))
     result = _pending_call(
         agent,
         item_id,

@@ -118,9 +118,14 @@ class ContextIn(BodyIn):
     session_id: str | None = Field(None, max_length=200, description="For the recent turns.")
     max_tokens: int | None = Field(None, ge=200, le=100_000)
     evidence: Literal["auto", "always", "never"] = Field(
-        "auto", description="auto: long-term evidence only when the message asks for it."
+        "auto",
+        description="auto: facts and episodes scoring at least the recall gate, widened to raw "
+        "turns and a time range when the message points back in time; always: the widened "
+        "search for every message, no gate; never: no evidence.",
     )
-    explain: StrictBool = Field(False, description="Add each evidence item's score breakdown.")
+    explain: StrictBool = Field(
+        False, description="Add each evidence item's score breakdown and what the gate cut."
+    )
 
 
 class ContextSectionOut(Schema):
@@ -144,6 +149,11 @@ class ContextOut(Schema):
     )
     degraded: bool = False
     degraded_reason: str | None = None
+    recall: dict[str, Any] = Field(
+        default_factory=dict,
+        description="How evidence was looked for: mode (gated, triggered, always, off), kinds, "
+        "gate, cut_by_gate; with explain also `cut`, the best items under the gate.",
+    )
 
 
 @router.post(
@@ -173,7 +183,7 @@ def run_context(agent: ApiToken | None, payload: ContextIn, caller: str = "api")
         )
     except searching.SearchError as exc:
         raise ApiError(422, "invalid_search", str(exc)) from None
-    data = result.to_dict()
+    data = result.to_dict(explain=payload.explain)
     if payload.explain and result.search is not None:
         _add_breakdowns(data, result.search)
     return data

@@ -7,10 +7,11 @@ from django.contrib import messages
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from curator import cards, compiler, metabolism
+from curator import cards, compiler, metabolism, profile
 from curator.generated import colon
 from curator.models import Actor, CardAuthor, CardRevision
 from memsite.core import llm
@@ -223,17 +224,19 @@ def restore(request: HttpRequest, key: str, rev: int) -> HttpResponse:
 def injected(request: HttpRequest) -> HttpResponse:
     """The persona and user cards exactly as the agent receives them, with token counts."""
     refresh = request.method == "POST"
-    profile = compiler.compiled_profile(refresh=refresh)
+    compiled = compiler.compiled_profile(refresh=refresh)
     if refresh:
         messages.success(request, _("Compiled again."))
     context = {
-        "profile": profile,
+        "profile": compiled,
         "parts": [
-            (cards.spec("persona").title, profile.persona),
-            (cards.spec("user").title, profile.user),
+            (cards.spec("persona").title, compiled.persona),
+            (cards.spec("user").title, compiled.user),
         ],
         "llm": llm.configured(),
-        "over": profile.tokens > profile.budget,
+        "over": compiled.tokens > compiled.budget,
+        # What the live refresh leaves out of User.md, computed as it would be now.
+        "user_plan": profile.plan(timezone.now()),
     }
     return render_page(request, "curator/cards_injected.html", context)
 

@@ -15,6 +15,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from curator import retention
 from curator import writepath as wp
 from curator.diff import inline_diff
 from curator.history import fact_history
@@ -188,6 +189,7 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         "now": timezone.now(),
         "pending": fact.pending_conflicts.filter(status__in=wp.OPEN),
         "provenance": provenance(fact),
+        "lasting": retention.for_fact(fact),
     }
     return render_page(request, "curator/fact_detail.html", context)
 

@@ -10,6 +10,7 @@ from django import forms
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from curator import retention as lasting
 from curator.models import (
     Actor,
     EventType,
@@ -115,17 +116,60 @@ class LaterForm(forms.Form):
         return data
 
 
+class RetentionForm(forms.Form):
+    """How long the memory will last once confirmed: shown on every review card, changeable
+    before confirming (curator.retention: permanent, until a date, or fading when unused)."""
+
+    KINDS = [
+        ("permanent", _("permanent")),
+        ("expires", _("until a date")),
+        ("decays", _("fades when unused")),
+    ]
+    retention = forms.ChoiceField(label=_("Lasts"), choices=KINDS)
+    expires_on = forms.DateField(label=_("Expires on"), required=False, widget=DateInput)
+
+    @classmethod
+    def for_item(cls, item, current: lasting.Retention | None, data=None):
+        initial = {"retention": current.kind if current else "permanent"}
+        if current and current.expires_at:
+            initial["expires_on"] = timezone.localdate(current.expires_at)
+        form = cls(data, initial=initial, prefix=f"r{item.pk}")
+        form.current = current
+        return form
+
+    def clean(self):
+        data = super().clean()
+        if data.get("retention") == "expires":
+            day = data.get("expires_on")
+            if day is None:
+                raise forms.ValidationError(_("Choose the day the memory expires."))
+            if day <= timezone.localdate():
+                raise forms.ValidationError(_("Choose a day after today."))
+        return data
+
+    def edits(self) -> dict:
+        """The write path's fields for the chosen retention; {} when nothing changed."""
+        kind, day = self.cleaned_data["retention"], self.cleaned_data.get("expires_on")
+        current = self.current
+        if current is not None and kind == current.kind:
+            same_day = current.expires_at and timezone.localdate(current.expires_at) == day
+            if kind != "expires" or same_day:
+                return {}
+        until = None
+        if kind == "expires":  # the end of the chosen day, in the person's time zone
+            until = timezone.make_aware(datetime.combine(day, time(23, 59)))
+        return lasting.edits(kind, until)
+
+
 class CandidateForm(forms.Form):
-    """Edit-and-confirm: the candidate's fields as the person wants them stored."""
+    """Edit-and-confirm: the candidate's fields as the person wants them stored (how long it
+    lasts is the RetentionForm beside it)."""
 
     content = forms.CharField(label=_("Memory"), widget=forms.Textarea(attrs={"rows": 3}))
     subject = forms.CharField(label=_("Subject"), required=False)
     predicate = forms.CharField(label=_("Predicate"), required=False)
     type = forms.ChoiceField(label=_("Type"), choices=FactType.choices)
     scope = forms.ChoiceField(label=_("Scope"), choices=Scope.choices)
-    priority = forms.ChoiceField(
-        label=_("Retention"), choices=_any(Priority.choices, _("default")), required=False
-    )
     importance = forms.FloatField(label=_("Importance"), min_value=0, max_value=1)
     tags = forms.CharField(label=_("Tags"), required=False, help_text=_("Separated by commas."))
 
@@ -138,7 +182,6 @@ class CandidateForm(forms.Form):
             "predicate": c.get("predicate", ""),
             "type": c.get("type") or FactType.FACT,
             "scope": c.get("scope") or Scope.USER,
-            "priority": c.get("priority") or "",
             "importance": c.get("importance", 0.5),
             "tags": ", ".join(c.get("tags") or []),
         }
@@ -148,10 +191,8 @@ class CandidateForm(forms.Form):
         """Only what the person changed, in the write path's terms."""
         data = dict(self.cleaned_data)
         data["tags"] = split_tags(data["tags"])
-        data["priority"] = data["priority"] or None
         initial = dict(self.initial)
         initial["tags"] = split_tags(initial.get("tags", ""))
-        initial["priority"] = initial.get("priority") or None
         return {k: v for k, v in data.items() if initial.get(k) != v}
 
 

@@ -36,7 +36,13 @@ from curator.models import (
     Source,
 )
 from memsite.web.common import done_banner
-from memsite.web.forms import CandidateForm, LaterForm, ReviewBulkForm, ReviewFilterForm
+from memsite.web.forms import (
+    CandidateForm,
+    LaterForm,
+    RetentionForm,
+    ReviewBulkForm,
+    ReviewFilterForm,
+)
 from memsite.web.render import paginate, render_page
 
 PER_PAGE = 50
@@ -51,6 +57,11 @@ class Row:
     old_html: str = ""
     new_html: str = ""
     excerpt: str = ""
+    lasting: RetentionForm | None = None  # how long it will last, changeable before confirming
+
+    @property
+    def retention(self):
+        return self.lasting.current if self.lasting else None
 
     @property
     def c(self) -> dict:
@@ -82,8 +93,10 @@ class Row:
         return round(self.item.confidence * 100)
 
 
-def row(item: PendingItem) -> Row:
+def row(item: PendingItem, data=None) -> Row:
     r = Row(item, wp.moot_reason(item) if item.status in wp.OPEN else None)
+    if item.status in wp.OPEN and (current := wp.retention_of(item)) is not None:
+        r.lasting = RetentionForm.for_item(item, current, data)
     old = item.conflicts_with
     if item.reason == PendingReason.CONFLICT and old is not None:
         r.old_html, r.new_html = diff_pair(old.content, r.c.get("content") or "")
@@ -172,14 +185,18 @@ def _refused(request, item: PendingItem, message: str) -> HttpResponse:
 @require_POST
 def confirm(request: HttpRequest, pk: int) -> HttpResponse:
     item = get_object_or_404(PendingItem, pk=pk)
-    edits = None
+    edits = {}
     if "edit" in request.POST:
         form = CandidateForm.for_item(item, request.POST)
         if not form.is_valid():
             return _edit_response(request, item, form)
         edits = form.edits()
+    if f"r{pk}-retention" in request.POST and (lasting := row(item, request.POST).lasting):
+        if not lasting.is_valid():
+            return _refused(request, item, " ".join(lasting.non_field_errors() or ["?"]))
+        edits.update(lasting.edits())  # what the card said it would last, or the change
     try:
-        result = wp.confirm_pending(pk, edits=edits, force=bool(request.POST.get("force")))
+        result = wp.confirm_pending(pk, edits=edits or None, force=bool(request.POST.get("force")))
     except wp.InvalidCandidate as exc:
         form = CandidateForm.for_item(item, request.POST)
         form.is_valid()
@@ -221,7 +238,8 @@ def later(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def _edit_response(request, item: PendingItem, form: CandidateForm) -> HttpResponse:
-    context = {"r": row(item), "form": form, "query": request.POST.get("query", "")}
+    data = request.POST if request.method == "POST" else None
+    context = {"r": row(item, data), "form": form, "query": request.POST.get("query", "")}
     if request.htmx:
         return render(request, "curator/partials/review_edit.html", context)
     return render(request, "curator/review_edit.html", context)

@@ -1,0 +1,238 @@
+"""Recall on every /context: `python bench/context.py [--sets locomo,zh,en] [--sweep]`.
+
+Does the context an agent gets for a message hold what the person needs remembered? For
+every question of LoCoMo and MADial-Bench (../shared/data, read in place), asked as the first
+message of a new conversation with the default budgets, it calls `retrieval.context.assemble`
+(the function POST /context runs, in process) and counts the questions whose context holds
+at least one gold item, for three behaviours:
+
+- trigger-only: what /context did before issue 19: evidence only when the message holds a
+  trigger word or a time expression (之前 / 还记得 / remember / a date ...), else none;
+- always: `evidence: always`, the widened search for every message, no gate;
+- default: `evidence: auto` now: facts and episodes that reach the gate (the fused score on
+  absolute values, CONTEXT_RECALL_GATE), widened as before when a trigger appears.
+
+It also prints the evidence tokens each behaviour spends (mean over the questions, and over a
+set of greetings and chit-chat that need no memory: bench/data/chitchat.json) and the
+latency of assemble() (p50 / p95). `--sweep` repeats the default for several gates: the
+figures the gate (CONTEXT_RECALL_GATE) was chosen from.
+
+Data: LoCoMo (CC BY-NC 4.0): each conversation is one owner with its turns (as in
+bench/recall.py), its `observation` facts as fact memories (each tied to the turn it cites:
+a stand-in for what extraction writes) and its `session_summary` texts as episodes; gold =
+the evidence turns and the facts citing them. MADial-Bench zh / en (MIT): memories are
+episodes; the message is the dialogue before the test turn; gold = the relevant memories.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+from recall import DATA, index_everything, load_locomo, load_madial  # noqa: E402
+from retrieval_kit import DiskCachedEmbedder, percentile, setup_django, table  # noqa: E402
+
+CHITCHAT = BENCH / "data" / "chitchat.json"
+BEHAVIOURS = ("trigger-only", "always", "default")
+SWEEP = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65)
+
+
+# --------------------------------------------------------------------------------------
+# Loading: LoCoMo's observations and session summaries beside its turns
+# --------------------------------------------------------------------------------------
+
+
+def add_locomo_memories(questions: list[dict], limit: int | None) -> None:
+    """Observations become facts citing their turn; session summaries become episodes."""
+    from curator.models import Episode, Fact, Owner, Session
+
+    convs = json.loads((DATA / "locomo" / "locomo10.json").read_text())[:limit]
+    cited: dict[tuple[int, int], set[int]] = defaultdict(set)  # (owner, turn) -> facts
+    for conv in convs:
+        owner = Owner.objects.get(key=f"locomo-{conv['sample_id']}")
+        c = conv["conversation"]
+        turn_of = {}
+        for session in Session.objects.filter(owner=owner):
+            n = int(session.external_id.rsplit("-", 1)[1])
+            dias = [t["dia_id"] for t in c[f"session_{n}"]]
+            for index, pk in session.turns.values_list("turn_index", "pk"):
+                turn_of[dias[index]] = pk
+            summary = conv["session_summary"].get(f"session_{n}_summary")
+            if summary:
+                Episode.objects.create(
+                    owner=owner,
+                    session=session,
+                    summary=summary,
+                    started_at=session.started_at,
+                    ended_at=session.started_at + timedelta(hours=1),
+                    source="bench",
+                )
+        for key, by_speaker in conv["observation"].items():
+            n = int(key.split("_")[1])
+            when = datetime.strptime(c[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y")
+            for speaker, items in by_speaker.items():
+                for text, dia in items:
+                    dias = dia if isinstance(dia, list) else [dia]
+                    turns = [turn_of[d] for d in dias if isinstance(d, str) and d in turn_of]
+                    fact = Fact.objects.create(
+                        owner=owner,
+                        subject=speaker,
+                        content=text,
+                        source="llm",
+                        source_turn_id=turns[0] if turns else None,
+                        created_at=when.replace(tzinfo=UTC),
+                        priority="permanent",
+                    )
+                    for turn in turns:
+                        cited[(owner.pk, turn)].add(fact.pk)
+    for q in questions:
+        q["gold"] |= {("fact", f) for _k, t in q["gold"] for f in cited.get((q["owner"], t), ())}
+
+
+def chitchat() -> list[str]:
+    data = json.loads(CHITCHAT.read_text(encoding="utf-8"))
+    return data["en"] + data["zh"]
+
+
+# --------------------------------------------------------------------------------------
+# Measuring
+# --------------------------------------------------------------------------------------
+
+
+def ask(query: str, owner: int, now: datetime, behaviour: str, gate: float | None):
+    from retrieval import triggers
+    from retrieval.context import assemble
+
+    mode = {"always": "always", "default": "auto"}.get(behaviour)
+    if mode is None:  # trigger-only: what "auto" meant before issue 19
+        wanted = triggers.detect(query, now).triggered
+        mode = "always" if wanted else "never"
+    started = time.perf_counter()
+    result = assemble(query, owner=owner, now=now, evidence_mode=mode, gate=gate, record=False)
+    took = (time.perf_counter() - started) * 1000
+    evidence = next(s for s in result.sections if s.name == "evidence")
+    return {(i["kind"], i["id"]) for i in evidence.items}, evidence.tokens, took
+
+
+def measure(questions, chat: list[str], behaviour: str, gate: float | None = None) -> dict:
+    hits, tokens, times = 0, [], []
+    for q in questions:
+        found, used, took = ask(q["query"], q["owner"], q["now"], behaviour, gate)
+        hits += bool(found & q["gold"])
+        tokens.append(used)
+        times.append(took)
+    owners = sorted({q["owner"] for q in questions})
+    now = max(q["now"] for q in questions)
+    chat_tokens = [
+        ask(message, owner, now, behaviour, gate)[1] for owner in owners[:3] for message in chat
+    ]
+    return {
+        "n": len(questions),
+        "hit": hits / len(questions),
+        "tokens": sum(tokens) / len(tokens),
+        "chat_tokens": sum(chat_tokens) / len(chat_tokens),
+        "chat_with_evidence": sum(1 for t in chat_tokens if t) / len(chat_tokens),
+        "p50": percentile(times, 50),
+        "p95": percentile(times, 95),
+    }
+
+
+def run_set(args) -> dict:
+    setup_django(f"context-{args.single}")
+    from retrieval.embedders import get_embedder, use_embedder
+
+    embedder = DiskCachedEmbedder(get_embedder())
+    use_embedder(embedder)
+    if args.single == "locomo":
+        questions = load_locomo(args.limit_conversations)
+        add_locomo_memories(questions, args.limit_conversations)
+    else:
+        questions = load_madial(args.single)
+    index_everything()
+    chat = chitchat()
+    embedder.warm_queries([q["query"] for q in questions] + chat)
+    ask(chat[0], questions[0]["owner"], questions[0]["now"], "default", None)  # warm up
+    out = {}
+    for behaviour in BEHAVIOURS:
+        started = time.monotonic()
+        out[behaviour] = measure(questions, chat, behaviour)
+        print(f"  {args.single}/{behaviour}: {time.monotonic() - started:.0f}s", file=sys.stderr)
+    if args.sweep:
+        for gate in SWEEP:
+            out[f"gate {gate:.2f}"] = measure(questions, chat, "default", gate)
+    return out
+
+
+def print_set(name: str, results: dict) -> list:
+    from django.conf import settings  # the Django settings of the parent process
+
+    rows = []
+    always = results["always"]["hit"]
+    for behaviour, m in results.items():
+        rows.append(
+            [
+                behaviour,
+                int(m["n"]),
+                m["hit"],
+                m["hit"] / always if always else 0.0,
+                round(m["tokens"]),
+                round(m["chat_tokens"]),
+                m["chat_with_evidence"],
+                round(m["p50"], 1),
+                round(m["p95"], 1),
+            ]
+        )
+    print(f"### {name} (gate {settings.CONTEXT_RECALL_GATE})\n")
+    headers = ["behaviour", "n", "gold in context", "× always", "evidence tokens",
+               "chit-chat tokens", "chit-chat with evidence", "p50 ms", "p95 ms"]  # fmt: skip
+    print(table(headers, rows))
+    print()
+    default = results["default"]
+    return [
+        name,
+        results["trigger-only"]["hit"],
+        always,
+        default["hit"],
+        default["hit"] / always if always else 0.0,
+        round(results["always"]["chat_tokens"]),
+        round(default["chat_tokens"]),
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--sets", default="locomo,zh,en", help="comma list of locomo, zh, en")
+    parser.add_argument("--limit-conversations", type=int, default=None, help="LoCoMo subset")
+    parser.add_argument("--sweep", action="store_true", help="the default at several gates")
+    parser.add_argument("--single", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.single:
+        print("RESULT " + json.dumps(run_set(args)))
+        return
+    setup_django("context-summary")
+    print(f"\nGold items in the /context evidence ({' '.join(sys.argv[1:]) or 'defaults'})\n")
+    summary = []
+    for name in args.sets.split(","):
+        print(f"{name}: loading, indexing, asking", file=sys.stderr)
+        cmd = [sys.executable, __file__, "--single", name, *sys.argv[1:]]
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
+        line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
+        summary.append(print_set(name, json.loads(line[7:])))
+    print("### the default against `always` (goal: >= 0.9 × always, fewer chit-chat tokens)\n")
+    headers = ["set", "trigger-only", "always", "default", "× always",
+               "chit-chat tokens always", "chit-chat tokens default"]  # fmt: skip
+    print(table(headers, summary))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,143 @@
+"""Extraction that catches what people say about their lives (the offline rules): moves with
+their dates, changes of mind that supersede, hedges that wait for review, the labelled sets,
+and the session transcript saying what extraction did with each user turn."""
+
+from datetime import UTC, datetime
+
+import pytest
+
+from curator.models import Fact, FactStatus, PendingItem
+from lifecycle.extract import extract_turn
+from lifecycle.rules import extract
+from tests.extraction_eval import score
+from tests.lifecycle_helpers import session, turn
+
+pytestmark = pytest.mark.django_db
+SAID = datetime(2026, 11, 24, 10, 0, tzinfo=UTC)
+
+
+def say(text: str, sess=None, **kwargs):
+    said = turn(sess or session(), text, timestamp=SAID, **kwargs)
+    return extract_turn(said)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_the_labelled_statements_reach_the_coverage_and_precision_aimed_at(lang):
+    result = score(lang)
+    assert result.statements >= 120 and result.coverage >= 0.85, result.misses[:5]
+    assert result.precision >= 0.90, result.wrong[:5]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "since", "city"),
+    [
+        ("I live in Munich.", "I moved to Berlin last month.", "2026-10", "Berlin"),
+        ("我住在北京。", "上个月搬到了杭州。", "2026-10", "杭州"),
+    ],
+)
+def test_a_move_supersedes_the_old_location_with_the_date_it_became_true(old, new, since, city):
+    chat = session()
+    say(old, chat)
+    (moved,) = say(new, chat)
+    assert moved.outcome == "superseded"
+    assert city in moved.fact.content and since in moved.fact.content
+    assert moved.fact.supersedes.status == FactStatus.SUPERSEDED
+    assert Fact.objects.active().filter(predicate="location").count() == 1
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "word"),
+    [
+        ("I like meat.", "I don't eat meat any more.", "no longer"),
+        ("我喜欢喝咖啡。", "我不再喝咖啡了。", "不再"),
+        ("I'm vegetarian.", "I'm not vegetarian anymore.", "no longer"),
+        ("我在腾讯工作。", "我已经不在腾讯工作了。", "不再"),
+    ],
+)
+def test_a_change_of_mind_supersedes_instead_of_contradicting(before, after, word):
+    chat = session()
+    (first,) = say(before, chat)
+    (changed,) = say(after, chat)
+    assert changed.outcome == "superseded" and changed.fact.supersedes_id == first.fact.pk
+    assert word in changed.fact.content
+    assert Fact.objects.active().count() == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "hedge"),
+    [("Maybe I like hiking.", "Maybe"), ("我可能喜欢爵士乐。", "可能"),
+     ("我好像对猫毛过敏。", "好像"), ("I think my boss is called Greg.", "I think"),
+     ("我大概下个月搬去深圳。", "大概")],
+)  # fmt: skip
+def test_a_hedged_statement_waits_for_review_and_keeps_its_hedge(text, hedge):
+    (result,) = say(text)
+    assert result.outcome == "pending" and not Fact.objects.exists()
+    assert hedge in result.pending.candidate["content"]
+
+
+def test_a_hedge_waits_for_review_whatever_the_thresholds(settings):
+    settings.CONFIDENCE_WRITE, settings.CONFIDENCE_PENDING = 0.7, 0.5
+    (result,) = say("Maybe I like hiking.")
+    assert result.outcome == "pending" and result.pending.confidence < 0.7
+
+
+@pytest.mark.parametrize(
+    ("text", "predicate", "words"),
+    [
+        ("My daughter is called Mia.", "family: daughter", ["Mia"]),
+        ("我老婆叫小王。", "family: wife", ["小王"]),
+        ("我上司的家乡在河北石家庄。", "people: boss: hometown", ["河北石家庄"]),
+        ("I'm a software engineer at Siemens.", "employer", ["Siemens"]),
+        ("我在北大读书。", "school", ["北大"]),
+        ("I'm allergic to peanuts.", "allergy: peanuts", ["peanuts"]),
+        ("我不吃香菜。", "preference: 香菜", ["不吃香菜"]),
+        ("Every Friday I work from a café.", "habit: work from a café", ["every friday"]),
+        ("每周三健身。", "habit: 健身", ["每周三"]),
+        ("I'm flying to New York on Friday.", "plan: flying to new york", ["2026-11-27"]),
+        ("烹饪乐聚团建盛宴的时间是下下周六晚上七点。", "plan: 烹饪乐聚团建盛宴", ["2026-12-12"]),
+    ],
+)
+def test_what_people_say_about_their_lives_is_caught(text, predicate, words):
+    found = {c.predicate: c for c in extract(text, now=SAID)}
+    assert predicate in found, list(found)
+    content = found[predicate].content
+    assert all(w.lower() in content.lower() for w in words), content
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["He likes ramen.", "Tom lives in Paris.", "她在阿里工作。", "我同事的狗叫旺旺。",
+     "Where do I live?", "你能推荐一家北京的餐厅吗？", "If I lived in Oslo, would I need a car?",
+     "Thanks, that's really helpful.", "哈哈哈好吧", "电影里的主角搬到了巴黎。"],
+)  # fmt: skip
+def test_other_people_questions_and_chit_chat_give_nothing(text):
+    assert extract(text, now=SAID) == []
+
+
+def test_the_api_acceptance_moves_and_hedges(api, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        for index, content in enumerate(["I moved to Berlin last month.", "Maybe I like hiking."]):
+            body = {"session_id": "s-life", "turn_index": index, "role": "user", "content": content}
+            assert api.post("/turns", body).status_code in (200, 201)
+        assert api.post("/sessions/s-life/end").status_code in (200, 202)
+    berlin = Fact.objects.filter(content__contains="Berlin").exists() or (
+        PendingItem.objects.filter(candidate__content__icontains="Berlin").exists()
+    )
+    assert berlin
+    hiking = PendingItem.objects.get(candidate__content__icontains="hiking")
+    assert hiking.status == "pending" and not Fact.objects.filter(content__contains="hiking")
+
+
+def test_the_transcript_says_what_extraction_did_with_each_user_turn(client_in):
+    chat = session()
+    say("我喜欢拉面，我讨厌开会。", chat)
+    say("好的，谢谢。", chat)
+    say("Maybe I like hiking.", chat)
+    say("Maybe I like hiking.", chat, role="assistant")
+    PendingItem.objects.update(status="rejected")  # the person ignored it
+    say("Maybe I like hiking.", chat)  # the same again: dropped, never asked twice
+    page = client_in.get(f"/sessions/{chat.pk}/").content.decode()
+    assert "Extraction: 2 candidates" in page and "Extraction: 1 candidate" in page
+    assert "Extraction: nothing extracted" in page
+    assert "Matched but dropped: you ignored the same memory before" in page
+    assert page.count('data-extraction="') == 4  # user turns only
