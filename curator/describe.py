@@ -168,6 +168,17 @@ def describe(event: MemoryEvent) -> str:
         return _("Permanently deleted fact #%(id)s") % {"id": p.get("fact_id")}
     if kind == EventType.UPDATE:
         return _describe_update(event, p, text)
+    if kind == EventType.BLOCK:
+        return _("Blocked by the guardrail “%(rule)s”: %(excerpt)s") % {
+            "rule": p.get("rule", "?"),
+            "excerpt": p.get("excerpt") or _("(a fact type or scope it does not allow)"),
+        }
+    if kind == EventType.REDACT:
+        what = p.get("turn") and _("turn #%(id)s") % {"id": p["turn"]}
+        return _("Masked what “%(rule)s” matches in %(what)s") % {
+            "rule": p.get("rule", "?"),
+            "what": what or text,
+        }
     simple = {
         EventType.ARCHIVE: _("Archived %(text)s"),
         EventType.DELETE: _("Deleted %(text)s"),

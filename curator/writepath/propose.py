@@ -10,6 +10,8 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from curator.guard import log as guard_log
+from curator.guard import rules as guard
 from curator.models import (
     Actor,
     EventType,
@@ -27,6 +29,7 @@ from curator.writepath.clean import (
     clean_candidate,
 )
 from curator.writepath.core import (
+    BLOCKED,
     BOOST_STEP,
     BOOSTED,
     CONFIDENCE_CAP,
@@ -58,12 +61,14 @@ def propose(
     job_run: str = "",
     batch: str = "",
     same_request: bool = False,
+    agent: int | None = None,
 ) -> Result:
     """Route one candidate memory; safe inside an outer transaction.atomic().
 
     A seen operation_id replays its first outcome. With `same_request` (the API), it must
     also come with the same candidate, else OperationConflict; jobs leave it off, because a
-    re-run may word a candidate differently and must still write it only once."""
+    re-run may word a candidate differently and must still write it only once. `agent` is
+    the API token that sent it (guardrails may be limited to some agents)."""
     request = request_fingerprint(candidate) if operation_id else ""
     check = request if same_request else ""
     if operation_id and (done := replay(operation_id, check)):
@@ -78,7 +83,7 @@ def propose(
             # Checked again under the write lock: a concurrent twin may have committed.
             if operation_id and (done := replay(operation_id, check)):
                 return done
-            return _route(clean, work, operation_id)
+            return _route(clean, work, operation_id, agent)
     except IntegrityError:
         if operation_id and (done := replay(operation_id, check)):
             return done
@@ -109,10 +114,12 @@ def replay(operation_id: str, request: str = "") -> Result | None:
     return Result(outcome, fact, event.pending, event, replayed=True)
 
 
-def _route(clean: Clean, work: Work, operation_id: str | None) -> Result:
+def _route(clean: Clean, work: Work, operation_id: str | None, agent: int | None) -> Result:
     owner = work.owner
     if clean.delete_fact is not None:
         return _suggest_deletion(clean, work, operation_id)
+    if (hit := guard_check(clean, owner, agent)) is not None:
+        return _block(clean, work, operation_id, hit)
     if work.actor != Actor.PERSON and (rejected := rejected_before(clean, owner)):
         return _drop(clean, work, operation_id, "rejected_before", rejected=rejected)
     if clean.confidence < settings.CONFIDENCE_PENDING:
@@ -193,6 +200,59 @@ def _drop(clean, work, operation_id, reason: str, **extra) -> Result:
         **extra,
     )
     return Result(DROPPED, None, None, event)
+
+
+def guard_check(clean: Clean, owner: Owner, agent: int | None) -> guard.Hit | None:
+    """The do-not-store rule this candidate matches. Extracted memories count as the agent's
+    whose turn they came from, so a rule limited to an agent holds for them too."""
+    if agent is None and clean.source_turn is not None:
+        agent = guard.agent_of_turn(clean.source_turn.pk)
+    fields = {
+        "content": clean.content,
+        "subject": clean.subject,
+        "predicate": clean.predicate,
+        "tags": " ".join(clean.tags),
+    }
+    return guard.check_candidate(
+        fields, type=clean.type, scope=clean.scope, agent=agent, owner=owner
+    )
+
+
+def guard_summary(clean: Clean) -> dict[str, Any]:
+    """What a block event keeps of the candidate: its kind and origin, never its text."""
+    return {
+        "type": clean.type,
+        "scope": clean.scope,
+        "source": clean.source,
+        "source_turn_id": clean.source_turn.pk if clean.source_turn else None,
+    }
+
+
+def record_guard_block(clean: Clean, work: Work, operation_id, hit: guard.Hit, **extra):
+    """The block event and its Blocked-log entry: the rule and a masked excerpt, never the
+    candidate's text (nor the request's fingerprint, a hash a short secret could be guessed
+    back from)."""
+    work.request = ""
+    event = work.event(
+        EventType.BLOCK,
+        operation_id=operation_id,
+        outcome=BLOCKED,
+        rule=hit.name,
+        rule_id=hit.rule_id,
+        field=hit.field,
+        excerpt=hit.excerpt,
+        agent=hit.agent,
+        candidate=guard_summary(clean),
+        **extra,
+    )
+    guard_log.record_block(
+        hit, owner=work.owner, actor=work.actor, source=clean.source, event=event
+    )
+    return event
+
+
+def _block(clean: Clean, work: Work, operation_id, hit: guard.Hit) -> Result:
+    return Result(BLOCKED, None, None, record_guard_block(clean, work, operation_id, hit))
 
 
 def _candidate_json(clean: Clean) -> dict[str, Any]:

@@ -85,9 +85,10 @@ class TurnOut(Schema):
 )
 def record_turn(request, payload: TurnIn):
     """201 for a new turn, 200 with the same id when the identical turn was recorded before,
-    409 when (session_id, turn_index) already holds other content. Extraction is queued."""
+    409 when (session_id, turn_index) already holds other content. Extraction is queued.
+    Guardrails that redact transcripts mask their spans before the turn is stored."""
     try:
-        result = conv.record_turn(**payload.dict())
+        result = conv.record_turn(**payload.dict(), agent=getattr(request.auth, "pk", None))
     except conv.TurnConflict as exc:
         raise ApiError(
             409,

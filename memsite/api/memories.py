@@ -126,21 +126,34 @@ def pending_dict(item: PendingItem | None) -> dict | None:
 
 
 class OutcomeOut(Schema):
-    outcome: str = Field(description="written, pending, boosted, superseded, dropped or deleted")
+    outcome: str = Field(
+        description="written, pending, boosted, superseded, dropped, deleted or blocked"
+    )
     replayed: bool = False
     fact: FactOut | None = None
     pending: PendingOut | None = None
     reason: str | None = Field(None, description="Why it was dropped, when it was.")
+    rule: str | None = Field(
+        None, description="The guardrail that blocked it (outcome blocked): nothing was kept."
+    )
 
 
 def outcome_dict(result: wp.Result) -> dict:
+    payload = (result.event.payload or {}) if result.event else {}
+    blocked = result.outcome == wp.BLOCKED
     return {
         "outcome": result.outcome,
         "replayed": result.replayed,
         "fact": fact_dict(result.fact),
         "pending": pending_dict(result.pending),
-        "reason": (result.event.payload or {}).get("reason") if result.event else None,
+        "reason": "guardrail" if blocked else payload.get("reason"),
+        "rule": payload.get("rule") if blocked else None,
     }
+
+
+def agent_of(request) -> int | None:
+    """The API token a write came with: guardrails may be limited to some agents."""
+    return getattr(request.auth, "pk", None)
 
 
 # -- propose and list --------------------------------------------------------------------------
@@ -175,7 +188,8 @@ class MemoryIn(BodyIn):
 )
 def propose(request, payload: MemoryIn):
     """Routed by confidence: written, pending (for the person), boosted (a repeat),
-    superseded (a new value for the same subject + predicate) or dropped. The same
+    superseded (a new value for the same subject + predicate) or dropped; blocked (200, with
+    the rule's name) when a guardrail matches it: nothing is written or queued. The same
     operation_id with the same memory again answers 200 with the first outcome and writes
     nothing; with different content, 409 operation_conflict."""
     data = payload.dict()
@@ -187,11 +201,17 @@ def propose(request, payload: MemoryIn):
     candidate = wp.Candidate(**data, source="api")
     try:
         result = wp.propose(
-            candidate, actor=AGENT, owner=owner(), operation_id=operation_id, same_request=True
+            candidate,
+            actor=AGENT,
+            owner=owner(),
+            operation_id=operation_id,
+            same_request=True,
+            agent=agent_of(request),
         )
     except wp.WritePathError as exc:
         raise write_error(exc) from None
-    return Status(200 if result.replayed else 201, outcome_dict(result))
+    kept = not result.replayed and result.outcome != wp.BLOCKED
+    return Status(201 if kept else 200, outcome_dict(result))
 
 
 class MemoryFilters(Schema):
@@ -286,7 +306,9 @@ def edit_memory(request, fact_id: Id, payload: MemoryPatch):
         if name in changes and changes[name] is None:  # null means "clear" only where it can
             raise ApiError(422, "invalid", _("%(f)s cannot be null.") % {"f": name}, {name: "null"})
     try:
-        fact = wp.edit_fact(fact_id, changes, actor=AGENT, expected_updated_at=expected)
+        fact = wp.edit_fact(
+            fact_id, changes, actor=AGENT, expected_updated_at=expected, agent=agent_of(request)
+        )
     except wp.StaleEdit as exc:
         raise ApiError(
             409,
@@ -409,6 +431,7 @@ class PendingActionOut(Schema):
     outcome: str | None = None
     fact: FactOut | None = None
     pending: PendingOut
+    rule: str | None = Field(None, description="The guardrail that blocked it (outcome blocked).")
 
 
 def _pending_call(item_id: int, action):
@@ -434,12 +457,17 @@ PENDING_BODY_RESPONSES = {**PENDING_RESPONSES, **BODY_ERRORS}
 def confirm(request, item_id: Id, payload: ConfirmIn | None = None):
     edits = payload.edits.dict(exclude_none=True) if payload and payload.edits else None
     result = _pending_call(
-        item_id, lambda: wp.confirm_pending(item_id, actor=AGENT, edits=edits or None)
+        item_id,
+        lambda: wp.confirm_pending(
+            item_id, actor=AGENT, edits=edits or None, agent=agent_of(request)
+        ),
     )
+    blocked = result.outcome == wp.BLOCKED
     return {
         "outcome": result.outcome,
         "fact": fact_dict(_fact(result.fact.pk)) if result.fact else None,
         "pending": pending_dict(result.pending),
+        "rule": result.event.payload.get("rule") if blocked else None,
     }
 
 
