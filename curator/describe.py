@@ -220,6 +220,9 @@ def _describe_pending(event, p, text) -> str:
 def _describe_update(event, p, text) -> str:
     if p.get("action") == "pin":
         return _("Kept %(text)s forever") % {"text": text}
+    if p.get("action") == "redact":
+        rule = p.get("rule")
+        return _("Masked what “%(rule)s” matches in %(text)s") % {"rule": rule, "text": text}
     names = sorted({row.label for row in field_changes(event) if row.field})
     if (p.get("after") or {}).get("status") == "active" and "status" in {
         row.field for row in field_changes(event)

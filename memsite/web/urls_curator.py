@@ -1,6 +1,15 @@
 from django.urls import path
 
-from memsite.web import activity, archive, attachments, episodes, facts, review, sessions
+from memsite.web import (
+    activity,
+    archive,
+    attachments,
+    episodes,
+    facts,
+    guardrails,
+    review,
+    sessions,
+)
 from memsite.web import cards as views_cards
 from memsite.web import home as views
 from memsite.web import onboarding as views_onboarding
@@ -49,6 +58,19 @@ urlpatterns = [
     path("onboarding/", views_onboarding.wizard, name="onboarding"),
     path("settings/", views_settings.settings_page, name="settings"),
     path("settings/onboarding/reset/", views_settings.onboarding_reset, name="onboarding_reset"),
+    # Guardrails (issue 23)
+    path("settings/guardrails/", guardrails.guardrails, name="guardrails"),
+    path("settings/guardrails/new/", guardrails.new, name="guardrail_new"),
+    path("settings/guardrails/blocked/", guardrails.blocked, name="guardrail_blocked"),
+    path("settings/guardrails/<int:pk>/", guardrails.edit, name="guardrail"),
+    path("settings/guardrails/<int:pk>/switch/", guardrails.switch, name="guardrail_switch"),
+    path("settings/guardrails/<int:pk>/delete/", guardrails.delete, name="guardrail_delete"),
+    path("settings/guardrails/<int:pk>/apply/", guardrails.apply, name="guardrail_apply"),
+    path(
+        "settings/guardrails/<int:pk>/forget/<slug:batch>/",
+        guardrails.forget,
+        name="guardrail_forget",
+    ),
     # Export and import (issue 8)
     path("settings/export/", archive.export_download, name="archive_export"),
     path("settings/import/", archive.import_upload, name="archive_import"),
