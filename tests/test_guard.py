@@ -325,3 +325,13 @@ def test_redactions_leave_turn_text_of_other_sessions_alone():
     assert ConversationTurn.objects.get().content == "今天天气不错"
     assert not GuardHit.objects.exists()
     assert Owner.default().guard_rules.filter(detector="").count() == 1
+
+
+def test_an_episode_never_holds_what_a_rule_keeps_out():
+    from lifecycle import sessions
+
+    rule(words=["体检"])  # blocks memories, does not mask turns
+    conversations.record_turn("s", 0, "user", "帮我整理体检报告")
+    conversations.record_turn("s", 1, "assistant", "好的，体检报告整理好了")
+    episode = sessions.end_session(conversations.session_for("s"))
+    assert "体检" not in episode.summary + episode.goal + " ".join(episode.entities)

@@ -256,6 +256,17 @@ def check_candidate(
     return None
 
 
+def text_rules(matchers: list[Matcher]) -> list[Matcher]:
+    """The rules that look at text regardless of fact type and scope: what a derived text
+    (an episode's summary) must not hold."""
+    return [m for m in matchers if m.has_text and not m.fact_types and not m.scopes]
+
+
+def scrub(text: str, owner: Owner | None = None) -> str:
+    """Text written from turns (an episode) with every enabled text rule's matches masked."""
+    return mask_all(text or "", text_rules(active(owner))) if text else text
+
+
 def mask_value(value: Any, matchers: list[Matcher]) -> Any:
     """Strings anywhere inside JSON (a candidate's subject, an event's payload) masked."""
     if isinstance(value, str):

@@ -7,6 +7,7 @@ from memsite.web import (
     episodes,
     facts,
     guardrails,
+    history_import,
     review,
     sessions,
 )
@@ -70,6 +71,22 @@ urlpatterns = [
         "settings/guardrails/<int:pk>/forget/<slug:batch>/",
         guardrails.forget,
         name="guardrail_forget",
+    ),
+    # Import chat history (issue 23)
+    path("settings/import-history/", history_import.history_import, name="history_import"),
+    path("settings/import-history/<int:pk>/", history_import.job_page, name="history_import_job"),
+    path(
+        "settings/import-history/<int:pk>/progress/",
+        history_import.progress,
+        name="history_import_progress",
+    ),
+    path(
+        "settings/import-history/<int:pk>/start/", history_import.start, name="history_import_start"
+    ),
+    path(
+        "settings/import-history/<int:pk>/cancel/",
+        history_import.cancel,
+        name="history_import_cancel",
     ),
     # Export and import (issue 8)
     path("settings/export/", archive.export_download, name="archive_export"),
