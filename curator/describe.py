@@ -18,11 +18,13 @@ from django.utils.text import Truncator, capfirst
 from django.utils.translation import gettext as _
 
 from curator.diff import inline_diff
+from curator.guard import rules as guard
 from curator.models import (
     EventType,
     Fact,
     FactStatus,
     FactType,
+    GuardRule,
     MemoryEvent,
     PendingReason,
     PendingStatus,
@@ -170,7 +172,7 @@ def describe(event: MemoryEvent) -> str:
         return _describe_update(event, p, text)
     if kind == EventType.BLOCK:
         return _("Blocked by the guardrail “%(rule)s”: %(excerpt)s") % {
-            "rule": p.get("rule", "?"),
+            "rule": _rule_label(p),
             "excerpt": p.get("excerpt") or _("(a fact type or scope it does not allow)"),
         }
     if kind == EventType.REDACT:
@@ -191,6 +193,15 @@ def describe(event: MemoryEvent) -> str:
     return capfirst(
         _("%(what)s: %(text)s") % {"what": event.get_event_type_display(), "text": text}
     )
+
+
+def _rule_label(payload: dict) -> str:
+    """A detector's name in the reader's language; a person's rule as they named it."""
+    name = str(payload.get("rule") or "?")
+    detector = GuardRule.objects.filter(pk=payload.get("rule_id")).values_list(
+        "detector", flat=True
+    )
+    return guard.label(name, detector.first() or "")
 
 
 def _pending_content(event: MemoryEvent) -> str:

@@ -40,7 +40,7 @@ from lifecycle.rules import is_chinese
 log = logging.getLogger(__name__)
 FINISHED = (ImportStatus.DONE, ImportStatus.CANCELLED)
 RESUMABLE = (ImportStatus.INTERRUPTED, ImportStatus.FAILED, ImportStatus.QUEUED)
-LOCK_TTL = timedelta(minutes=5)  # refreshed after every conversation
+LOCK_TTL = timedelta(minutes=2)  # refreshed after every conversation: a dead run shows soon
 SAMPLE_CONVERSATIONS, SAMPLE_TURNS, SAMPLE_CHARS = 2, 4, 300
 STALE_AFTER = timedelta(days=1)  # uploads nobody started are removed after this
 

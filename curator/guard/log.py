@@ -92,14 +92,19 @@ class Stats:
     total: int
 
 
-def stats(owner: Owner, agent_names: dict[int, str], period: int = 14) -> Stats:
+def stats(
+    owner: Owner,
+    agent_names: dict[int, str],
+    rule_labels: dict[str, str] | None = None,
+    period: int = 14,
+) -> Stats:
     """Counts per rule and per agent: all time, the last 7 days, and per day of `period`."""
     today = timezone.localdate()
     days = [today - timedelta(days=n) for n in range(period - 1, -1, -1)]
     hits = GuardHit.objects.filter(owner=owner)
     return Stats(
         days=days,
-        by_rule=_rows(hits, "rule_name", days, {}),
+        by_rule=_rows(hits, "rule_name", days, rule_labels or {}),
         by_agent=_rows(hits, "agent_token_id", days, agent_names),
         total=hits.count(),
     )

@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
@@ -147,7 +148,7 @@ def ensure_builtin(owner: Owner, existing: set[str] | None = None) -> None:
             with transaction.atomic():
                 GuardRule.objects.create(
                     owner=owner,
-                    name=_unique_name(owner, str(DETECTOR_NAMES[key])),
+                    name=_unique_name(owner, DETECTOR_NAMES[key]),
                     detector=key,
                     enabled=detector.default_on,
                     redact_turns=detector.default_redact,
@@ -156,12 +157,26 @@ def ensure_builtin(owner: Owner, existing: set[str] | None = None) -> None:
             continue
 
 
-def _unique_name(owner: Owner, name: str) -> str:
+def _unique_name(owner: Owner, label) -> str:
+    """A detector's name as stored (events and the API quote it): always the English one,
+    whichever language the first request spoke; pages show it translated (`label`)."""
+    with translation.override("en"):
+        name = str(label)
     taken = set(GuardRule.objects.filter(owner=owner).values_list("name", flat=True))
     candidate, n = name, 2
     while candidate in taken:
         candidate, n = f"{name} ({n})", n + 1
     return candidate
+
+
+def label(name: str, detector: str = "") -> str:
+    """How a rule is shown: a detector in the reader's language, else the person's name."""
+    return str(DETECTOR_NAMES[detector]) if detector in DETECTOR_NAMES else name
+
+
+def detector_labels(owner: Owner | None = None) -> dict[str, str]:
+    """Stored detector names -> their label in the reader's language (for logs)."""
+    return {r.name: label(r.name, r.detector) for r in all_rules(owner) if r.detector}
 
 
 def all_rules(owner: Owner | None = None):

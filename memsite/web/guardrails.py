@@ -370,9 +370,11 @@ def blocked(request: HttpRequest) -> HttpResponse:
     page_obj = Paginator(hits.order_by("-created_at", "-pk"), HITS_PER_PAGE).get_page(
         request.GET.get("page")
     )
+    labels = guard.detector_labels(owner)
     for hit in page_obj:
         hit.agent_name = names.get(hit.agent_token_id, f"#{hit.agent_token_id}")
-    stats = guard_log.stats(owner, names)
+        hit.rule_label = labels.get(hit.rule_name, hit.rule_name)
+    stats = guard_log.stats(owner, names, labels)
     _add_bars(stats.by_rule + stats.by_agent)
     context = {"stats": stats, "page_obj": page_obj, "rule_name": rule_name}
     return render_page(request, "curator/guardrail_blocked.html", context)
