@@ -160,6 +160,7 @@ def preview(conversations: list[Conversation]) -> dict:
 def prepare(path: str | Path, fmt: str, *, name: str = "", uploaded: bool = False) -> ChatImport:
     """Read and check the whole file, then record the import (nothing else is stored). The
     same file again while an earlier import of it is unfinished resumes that one."""
+    path = Path(path).resolve()  # a resume may run from another directory
     data = chat_formats.read_bytes(path)
     conversations = chat_formats.parse(data, fmt)
     sha = digest(data)
@@ -170,7 +171,7 @@ def prepare(path: str | Path, fmt: str, *, name: str = "", uploaded: bool = Fals
         .first()
     )
     if unfinished is not None:
-        if uploaded and Path(path) != Path(unfinished.path):
+        if uploaded and path != Path(unfinished.path):
             Path(path).unlink(missing_ok=True)  # the earlier copy is the one resumed
         elif not Path(unfinished.path).exists():
             ChatImport.objects.filter(pk=unfinished.pk).update(path=str(path), uploaded=uploaded)
@@ -179,7 +180,7 @@ def prepare(path: str | Path, fmt: str, *, name: str = "", uploaded: bool = Fals
     turns = sum(len(c.turns) for c in conversations)
     return ChatImport.objects.create(
         fmt=fmt,
-        file_name=(name or Path(path).name)[:255],
+        file_name=(name or path.name)[:255],
         path=str(path),
         uploaded=uploaded,
         digest=sha,

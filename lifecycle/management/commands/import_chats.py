@@ -32,6 +32,12 @@ class Command(BaseCommand):
         if dry_run:
             self.stdout.write("Preview only; nothing imported.")
             return
+        running = (ImportStatus.RUNNING, ImportStatus.CANCELLING)
+        if job.status in running and not chat_import.interrupted(job):
+            raise CommandError(
+                f"This file is being imported already (import #{job.pk}, started on the Import "
+                "history page); follow it there."
+            )
         if job.position:
             self.stdout.write(
                 f"Resuming: {job.position} of {job.conversations} conversations were stored."
