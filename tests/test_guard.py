@@ -20,7 +20,8 @@ from curator.models import (
     Owner,
     PendingItem,
 )
-from lifecycle import extract
+from curator.undo import undo_blocker
+from lifecycle import extract, sessions
 from memsite.core.tokens import create_token
 from tests.api_helpers import Api
 
@@ -270,8 +271,6 @@ def test_confirming_an_item_queued_before_the_rule_is_blocked():
 def test_block_events_cannot_be_undone():
     rule(words=["健康"])
     event = wp.propose(wp.Candidate(content="健康"), actor="agent").event
-    from curator.undo import undo_blocker
-
     assert undo_blocker(event)
 
 
@@ -319,7 +318,7 @@ def test_the_excerpt_masks_other_secrets_next_to_the_match():
     assert KEY not in json.dumps(result.event.payload)
 
 
-def test_redactions_leave_turn_text_of_other_sessions_alone():
+def test_a_turn_without_matches_is_stored_as_said():
     rule(words=["健康"], redact_turns=True)
     conversations.record_turn("a", 0, "user", "今天天气不错")
     assert ConversationTurn.objects.get().content == "今天天气不错"
@@ -328,8 +327,6 @@ def test_redactions_leave_turn_text_of_other_sessions_alone():
 
 
 def test_an_episode_never_holds_what_a_rule_keeps_out():
-    from lifecycle import sessions
-
     rule(words=["体检"])  # blocks memories, does not mask turns
     conversations.record_turn("s", 0, "user", "帮我整理体检报告")
     conversations.record_turn("s", 1, "assistant", "好的，体检报告整理好了")

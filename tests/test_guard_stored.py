@@ -2,6 +2,7 @@
 one undoable batch, then (optionally) forget the originals for good."""
 
 import pytest
+from django.db import connection
 
 from curator import conversations, history_log
 from curator import writepath as wp
@@ -38,8 +39,6 @@ def health():
 
 
 def fts_tokens(kind, pk):
-    from django.db import connection
-
     doc = SearchDoc.objects.get(kind=kind, object_id=pk)
     with connection.cursor() as cur:
         cur.execute("SELECT tokens FROM search_fts WHERE rowid = %s", [doc.pk])
