@@ -189,8 +189,9 @@ def test_imported_turns_pass_the_guardrails(tmp_path):
     assert ConversationTurn.objects.get().content == "my password is ████, keep it"
     masked = GuardHit.objects.get(source="import")
     assert masked.action == "redacted" and masked.excerpt == "my password is ████, keep it"
-    # a memory about the password, drawn from the masked turn, is blocked too
-    assert set(GuardHit.objects.values_list("source", flat=True)) <= {"import", "rules"}
+    # a memory drawn from the masked turn would only say something was hidden: blocked
+    drawn = GuardHit.objects.get(source="rules")
+    assert drawn.rule_name == guard.MASKED and not Fact.objects.exists()
 
 
 # -- refused files -----------------------------------------------------------------------------

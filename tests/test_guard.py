@@ -101,8 +101,8 @@ def test_a_password_in_a_turn_is_masked_before_it_is_stored(api, commit):
     assert "abc123456" not in every_stored_text()
     backup = history_log.log_dir() / history_log.file_name("s")
     assert "abc123456" not in backup.read_text() and "████" in backup.read_text()
-    hit = GuardHit.objects.get()
-    assert hit.action == GuardAction.REDACTED and hit.turn_id == turn.pk
+    hit = GuardHit.objects.get(action=GuardAction.REDACTED)
+    assert hit.turn_id == turn.pk
 
 
 def test_a_retried_turn_with_a_secret_is_still_the_same_turn(api):
@@ -332,3 +332,8 @@ def test_an_episode_never_holds_what_a_rule_keeps_out():
     conversations.record_turn("s", 1, "assistant", "好的，体检报告整理好了")
     episode = sessions.end_session(conversations.session_for("s"))
     assert "体检" not in episode.summary + episode.goal + " ".join(episode.entities)
+
+
+def test_a_memory_drawn_from_a_masked_span_is_not_kept():
+    result = wp.propose(wp.Candidate(content="The user's password is ████"), actor="job")
+    assert result.outcome == wp.BLOCKED and result.event.payload["rule"] == guard.MASKED

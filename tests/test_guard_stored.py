@@ -111,3 +111,12 @@ def test_a_type_rule_can_archive_but_not_redact(before_the_rule):
 
 def test_the_segmenter_would_have_indexed_the_word():
     assert "健康" in segment("我的健康出了问题")  # so the checks above are meaningful
+
+
+def test_what_is_masked_is_not_found_again(before_the_rule, commit):
+    rule = health()
+    with commit():
+        stored.apply(rule, stored.REDACT)
+    assert stored.find(rule).total == 0
+    password = guard.matcher(next(r for r in guard.all_rules() if r.detector == "password"))
+    assert password.spans("my password is ████") == []

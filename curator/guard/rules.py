@@ -26,6 +26,10 @@ from curator.normalize import content_key
 from memsite.models import ApiToken
 
 MASK = "████"  # symbols, not letters: no tokenizer makes a search term of them
+MASK_CHARS = "█ "
+# A candidate holding a mask was drawn from a masked span ("the user's password is ████"): it
+# would only remember that something was hidden, so it is blocked under this name.
+MASKED = "masked text"
 EXCERPT_CHARS = 60  # of context on each side of the match
 MAX_WORDS, MAX_WORD, MAX_PATTERN = 50, 100, 500
 
@@ -111,10 +115,14 @@ class Matcher:
         if not text:
             return []
         if self.detector:
-            return merge(DETECTORS[self.detector].find(text))
-        if self.regex is None:
+            found = DETECTORS[self.detector].find(text)
+        elif self.regex is None:
             return []
-        return merge([m.span() for m in self.regex.finditer(text) if m.end() > m.start()])
+        else:
+            found = [m.span() for m in self.regex.finditer(text) if m.end() > m.start()]
+        # what is masked already is no match ("my password is ████" holds no password), so a
+        # redaction applied again finds nothing left to do
+        return merge([(a, b) for a, b in found if text[a:b].strip(MASK_CHARS)])
 
     def applies_to(self, agent: int | None) -> bool:
         return not self.agents or agent in self.agents
@@ -171,12 +179,15 @@ def _unique_name(owner: Owner, label) -> str:
 
 def label(name: str, detector: str = "") -> str:
     """How a rule is shown: a detector in the reader's language, else the person's name."""
+    if name == MASKED and not detector:
+        return _("text a guardrail masked")
     return str(DETECTOR_NAMES[detector]) if detector in DETECTOR_NAMES else name
 
 
 def detector_labels(owner: Owner | None = None) -> dict[str, str]:
     """Stored detector names -> their label in the reader's language (for logs)."""
-    return {r.name: label(r.name, r.detector) for r in all_rules(owner) if r.detector}
+    labels = {r.name: label(r.name, r.detector) for r in all_rules(owner) if r.detector}
+    return {MASKED: label(MASKED), **labels}
 
 
 def all_rules(owner: Owner | None = None):
@@ -256,6 +267,11 @@ def check_candidate(
     """The first rule the candidate matches, or None. `fields` is its text by name
     (content, subject, predicate, tags): a secret in any of them is a secret stored."""
     matchers = active(owner) if matchers is None else matchers
+    for name, text in fields.items():
+        if MASK in text:
+            at = text.index(MASK)
+            span = (at, at + len(MASK))
+            return Hit(None, MASKED, name, excerpt(text, span, matchers), agent)
     for rule in matchers:
         if not rule.applies_to(agent):
             continue
