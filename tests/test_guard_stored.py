@@ -120,3 +120,11 @@ def test_what_is_masked_is_not_found_again(before_the_rule, commit):
     assert stored.find(rule).total == 0
     password = guard.matcher(next(r for r in guard.all_rules() if r.detector == "password"))
     assert password.spans("my password is ████") == []
+
+
+def test_redacted_items_stay_editable_and_confirmable(before_the_rule, commit):
+    fact, item, _turn = before_the_rule
+    with commit():
+        stored.apply(health(), stored.REDACT)
+    wp.edit_fact(fact.pk, {"type": "preference"}, actor="person")
+    assert wp.confirm_pending(item.pk).outcome == wp.WRITTEN

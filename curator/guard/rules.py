@@ -263,12 +263,15 @@ def check_candidate(
     agent: int | None,
     owner: Owner | None = None,
     matchers: list[Matcher] | None = None,
+    masked_ok: bool = False,
 ) -> Hit | None:
     """The first rule the candidate matches, or None. `fields` is its text by name
-    (content, subject, predicate, tags): a secret in any of them is a secret stored."""
+    (content, subject, predicate, tags): a secret in any of them is a secret stored.
+    `masked_ok`: a mask in the text is the person's to keep (their edit, their confirmation
+    of a redacted review item), not a memory drawn from a masked turn."""
     matchers = active(owner) if matchers is None else matchers
     for name, text in fields.items():
-        if MASK in text:
+        if MASK in text and not masked_ok:
             at = text.index(MASK)
             span = (at, at + len(MASK))
             return Hit(None, MASKED, name, excerpt(text, span, matchers), agent)

@@ -162,7 +162,12 @@ def _guard_edit(fact: Fact, values: dict, agent: int | None) -> guard.Hit | None
         "tags": " ".join(after["tags"] or []),
     }
     return guard.check_candidate(
-        fields, type=after["type"], scope=after["scope"], agent=agent, owner=fact.owner
+        fields,
+        type=after["type"],
+        scope=after["scope"],
+        agent=agent,
+        owner=fact.owner,
+        masked_ok=True,  # a redacted fact stays editable
     )
 
 

@@ -146,7 +146,7 @@ def confirm_pending(
         clean = clean_candidate(_candidate_from(data), item.owner)
         if item.source_turn_id and not data.get("source_turn_id"):
             clean.source_turn = item.source_turn
-        if (hit := guard_check(clean, item.owner, agent)) is not None:
+        if (hit := guard_check(clean, item.owner, agent, masked_ok=True)) is not None:
             # queued before the rule, or edited into a match: it stays as it is, unwritten
             event = record_guard_block(clean, work, None, hit, pending=item, action="confirm")
             return Result(BLOCKED, None, item, event)

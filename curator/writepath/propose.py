@@ -118,7 +118,8 @@ def _route(clean: Clean, work: Work, operation_id: str | None, agent: int | None
     owner = work.owner
     if clean.delete_fact is not None:
         return _suggest_deletion(clean, work, operation_id)
-    if (hit := guard_check(clean, owner, agent)) is not None:
+    masked_ok = work.actor == Actor.PERSON
+    if (hit := guard_check(clean, owner, agent, masked_ok=masked_ok)) is not None:
         return _block(clean, work, operation_id, hit)
     if work.actor != Actor.PERSON and (rejected := rejected_before(clean, owner)):
         return _drop(clean, work, operation_id, "rejected_before", rejected=rejected)
@@ -202,7 +203,9 @@ def _drop(clean, work, operation_id, reason: str, **extra) -> Result:
     return Result(DROPPED, None, None, event)
 
 
-def guard_check(clean: Clean, owner: Owner, agent: int | None) -> guard.Hit | None:
+def guard_check(
+    clean: Clean, owner: Owner, agent: int | None, *, masked_ok: bool = False
+) -> guard.Hit | None:
     """The do-not-store rule this candidate matches. Extracted memories count as the agent's
     whose turn they came from, so a rule limited to an agent holds for them too."""
     if agent is None and clean.source_turn is not None:
@@ -214,7 +217,7 @@ def guard_check(clean: Clean, owner: Owner, agent: int | None) -> guard.Hit | No
         "tags": " ".join(clean.tags),
     }
     return guard.check_candidate(
-        fields, type=clean.type, scope=clean.scope, agent=agent, owner=owner
+        fields, type=clean.type, scope=clean.scope, agent=agent, owner=owner, masked_ok=masked_ok
     )
 
 
