@@ -180,7 +180,7 @@ def _unique_name(owner: Owner, label) -> str:
 def label(name: str, detector: str = "") -> str:
     """How a rule is shown: a detector in the reader's language, else the person's name."""
     if name == MASKED and not detector:
-        return _("text a guardrail masked")
+        return _("Text a guardrail masked")
     return str(DETECTOR_NAMES[detector]) if detector in DETECTOR_NAMES else name
 
 
