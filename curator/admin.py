@@ -122,3 +122,14 @@ class MemoryEventAdmin(ReadOnlyAdmin):
 class CardRevisionAdmin(ReadOnlyAdmin):
     list_display = ["card", "author", "note", "created_at"]
     list_filter = ["card", "author"]
+
+
+@admin.register(models.GuardRule)
+class GuardRuleAdmin(ReadOnlyAdmin):
+    list_display = ["name", "detector", "enabled", "redact_turns", "updated_at"]
+
+
+@admin.register(models.GuardHit)
+class GuardHitAdmin(ReadOnlyAdmin):
+    list_display = ["created_at", "rule_name", "action", "source", "agent_token_id", "excerpt"]
+    list_filter = ["action", "source"]

@@ -21,7 +21,16 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from curator import history_log, signals
-from curator.models import Attachment, ConversationTurn, Direction, Episode, Owner, Session
+from curator.guard import log as guard_log
+from curator.guard import rules as guard
+from curator.models import (
+    Attachment,
+    ConversationTurn,
+    Direction,
+    Episode,
+    Owner,
+    Session,
+)
 from curator.tokencount import estimate_tokens
 from curator.writepath import clean_tags
 
@@ -94,14 +103,22 @@ def record_turn(
     tool_calls=None,
     tool_results=None,
     timestamp: datetime | None = None,
+    *,
     agent_id: int | None = None,
+    source: str = "turn",
 ) -> TurnResult:
     """Store one turn (creating its session on first sight) and queue its indexing and extraction.
 
-    The same turn again returns the stored one; other content under the same key raises
-    TurnConflict, because raw turns are never rewritten. `agent_id`: the agent recording it.
+    The guardrails that redact transcripts mask their spans first, so the database, the
+    search indexes and the JSONL backup only ever see the masked turn. The same turn again
+    returns the stored one; other content under the same key raises TurnConflict, because
+    raw turns are never rewritten. `agent_id` is the agent (API token) that sent it; `source` says
+    where it came from in the Blocked log ("turn", "import").
     """
     timestamp = aware(timestamp) or timezone.now()
+    redaction = guard.redact_turn(content, tool_calls, tool_results, agent=agent_id)
+    content, tool_calls = redaction.content, redaction.tool_calls
+    tool_results = redaction.tool_results
     # A retry is answered from a read, outside the write queue; a retry racing its original
     # ends in the IntegrityError branch below.
     if (turn := _stored_turn(session_id, turn_index)) is not None:
@@ -121,6 +138,8 @@ def record_turn(
                 token_estimate=estimate_tokens(_turn_text(content, tool_calls, tool_results)),
             )
             _reopen(session, timestamp)
+            if redaction.hits:
+                guard_log.record_redactions(turn, redaction.hits, source=source)
             signals.changed("turn", turn.pk)
             signals.recorded(turn.pk)
             history_log.append_after_commit(turn)  # JSONL backup (seed 003 4.5)

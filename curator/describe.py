@@ -18,11 +18,13 @@ from django.utils.text import Truncator, capfirst
 from django.utils.translation import gettext as _
 
 from curator.diff import inline_diff
+from curator.guard import rules as guard
 from curator.models import (
     EventType,
     Fact,
     FactStatus,
     FactType,
+    GuardRule,
     MemoryEvent,
     PendingReason,
     PendingStatus,
@@ -168,6 +170,17 @@ def describe(event: MemoryEvent) -> str:
         return _("Permanently deleted fact #%(id)s") % {"id": p.get("fact_id")}
     if kind == EventType.UPDATE:
         return _describe_update(event, p, text)
+    if kind == EventType.BLOCK:
+        return _("Blocked by the guardrail “%(rule)s”: %(excerpt)s") % {
+            "rule": _rule_label(p),
+            "excerpt": p.get("excerpt") or _("(a fact type or scope it does not allow)"),
+        }
+    if kind == EventType.REDACT:
+        what = p.get("turn") and _("turn #%(id)s") % {"id": p["turn"]}
+        return _("Masked what “%(rule)s” matches in %(what)s") % {
+            "rule": p.get("rule", "?"),
+            "what": what or text,
+        }
     simple = {
         EventType.ARCHIVE: _("Archived %(text)s"),
         EventType.DELETE: _("Deleted %(text)s"),
@@ -180,6 +193,15 @@ def describe(event: MemoryEvent) -> str:
     return capfirst(
         _("%(what)s: %(text)s") % {"what": event.get_event_type_display(), "text": text}
     )
+
+
+def _rule_label(payload: dict) -> str:
+    """A detector's name in the reader's language; a person's rule as they named it."""
+    name = str(payload.get("rule") or "?")
+    detector = GuardRule.objects.filter(pk=payload.get("rule_id")).values_list(
+        "detector", flat=True
+    )
+    return guard.label(name, detector.first() or "")
 
 
 def _pending_content(event: MemoryEvent) -> str:
@@ -209,6 +231,9 @@ def _describe_pending(event, p, text) -> str:
 def _describe_update(event, p, text) -> str:
     if p.get("action") == "pin":
         return _("Kept %(text)s forever") % {"text": text}
+    if p.get("action") == "redact":
+        rule = p.get("rule")
+        return _("Masked what “%(rule)s” matches in %(text)s") % {"rule": rule, "text": text}
     names = sorted({row.label for row in field_changes(event) if row.field})
     if (p.get("after") or {}).get("status") == "active" and "status" in {
         row.field for row in field_changes(event)

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from curator.files import atomic_write
 from curator.models import ConversationTurn
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,40 @@ def append(turn: ConversationTurn) -> Path | None:
 def append_after_commit(turn: ConversationTurn) -> None:
     """What record_turn calls for a newly created turn: a rolled-back turn is never logged."""
     transaction.on_commit(lambda: append(turn), robust=True)
+
+
+def rewrite(turn: ConversationTurn) -> Path | None:
+    """Replace the turn's line in its session's file (after a redaction, or its undo), so the
+    backup never keeps what the database no longer holds. A missing file (pruned) stays
+    missing; a disk error is logged, never raised."""
+    path = log_dir() / file_name(turn.session.external_id)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        log.exception("could not read %s", path)
+        return None
+    changed = [line_for(turn) if _is_line_of(line, turn) else line for line in lines]
+    if changed != lines:
+        try:
+            atomic_write(path, "".join(changed))
+        except OSError:
+            log.exception("could not rewrite %s", path)
+            return None
+    return path
+
+
+def _is_line_of(line: str, turn: ConversationTurn) -> bool:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return False
+    return (
+        isinstance(record, dict)
+        and record.get("session_id") == turn.session.external_id
+        and record.get("turn_index") == turn.turn_index
+    )
 
 
 def prune(now: datetime | None = None, days: int | None = None) -> list[Path]:

@@ -521,6 +521,8 @@ class EventType(models.TextChoices):
     PURGE = "purge", _("purged")
     EPISODE_EDIT = "episode_edit", _("episode edited")
     ATTACHMENT_EDIT = "attachment_edit", _("attachment edited")
+    BLOCK = "block", _("blocked by a guardrail")
+    REDACT = "redact", _("redacted")
 
 
 class MemoryEvent(models.Model):
@@ -601,3 +603,75 @@ class CardRevision(models.Model):
     @property
     def note_text(self) -> str:
         return generated.card_note(self.note, self.note_params)
+
+
+class GuardRule(models.Model):
+    """A do-not-store rule: a built-in detector (`detector` set) or the person's own words,
+    regular expression, fact types and scopes. A candidate memory that matches an enabled
+    rule is never written or queued; with `redact_turns`, the matched spans of incoming
+    turns are masked before the turn is stored (curator/guard/)."""
+
+    owner = models.ForeignKey(Owner, on_delete=models.CASCADE, related_name="guard_rules")
+    name = models.CharField(_("name"), max_length=100)
+    detector = models.CharField(_("built-in detector"), max_length=32, blank=True)
+    words = models.JSONField(_("words and phrases"), default=list, blank=True)
+    pattern = models.TextField(_("regular expression"), blank=True)
+    fact_types = models.JSONField(_("fact types"), default=list, blank=True)
+    scopes = models.JSONField(_("scopes"), default=list, blank=True)
+    # API token ids (memsite.ApiToken) the rule is limited to; empty: every source.
+    agents = models.JSONField(_("agents"), default=list, blank=True)
+    enabled = models.BooleanField(_("on"), default=True)
+    redact_turns = models.BooleanField(_("redact in transcripts"), default=False)
+    created_at = models.DateTimeField(_("created"), default=timezone.now)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("guardrail")
+        verbose_name_plural = _("guardrails")
+        ordering = ["pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "name"], name="unique_guard_rule_name"),
+            models.UniqueConstraint(
+                fields=["owner", "detector"],
+                condition=~models.Q(detector=""),
+                name="one_guard_rule_per_detector",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class GuardAction(models.TextChoices):
+    BLOCKED = "blocked", _("memory blocked")
+    REDACTED = "redacted", _("turn redacted")
+
+
+class GuardHit(models.Model):
+    """One entry of the Blocked log: what a rule stopped, as a masked excerpt only."""
+
+    owner = models.ForeignKey(Owner, on_delete=models.CASCADE, related_name="+")
+    rule = models.ForeignKey(
+        GuardRule, on_delete=models.SET_NULL, null=True, blank=True, related_name="hits"
+    )
+    rule_name = models.CharField(_("rule"), max_length=100)
+    action = models.CharField(_("action"), max_length=16, choices=GuardAction)
+    source = models.CharField(_("source"), max_length=32, blank=True)
+    actor = models.CharField(_("actor"), max_length=16, blank=True)
+    agent_token_id = models.PositiveBigIntegerField(_("agent (API token)"), null=True, blank=True)
+    excerpt = models.TextField(_("excerpt (masked)"), blank=True)
+    event = models.ForeignKey(
+        MemoryEvent, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    turn = models.ForeignKey(
+        ConversationTurn, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
+
+    class Meta:
+        verbose_name = _("blocked or redacted write")
+        verbose_name_plural = _("blocked log")
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.action} by {self.rule_name}"

@@ -21,6 +21,7 @@ from django.utils.formats import date_format
 from django.utils.translation import gettext as _
 
 from curator import attachments, episodes
+from curator.guard import turns
 from curator.models import (
     Attachment,
     ConversationTurn,
@@ -46,11 +47,24 @@ from curator.writepath import (
 )
 
 NOT_UNDOABLE = frozenset(
-    {EventType.RETRIEVAL_FAIL, EventType.RETRY, EventType.DEAD_LETTER, EventType.PURGE}
+    {
+        EventType.RETRIEVAL_FAIL,
+        EventType.RETRY,
+        EventType.DEAD_LETTER,
+        EventType.PURGE,
+        EventType.BLOCK,  # nothing was kept that could come back
+    }
 )
-MODELS = {"fact": Fact, "pending": PendingItem, "episode": Episode, "attachment": Attachment}
-# Records whose text fields the person edits (issue 8): their module reads and restores them.
-RECORDS = {"episode": episodes, "attachment": attachments}
+MODELS = {
+    "fact": Fact,
+    "pending": PendingItem,
+    "episode": Episode,
+    "attachment": Attachment,
+    "turn": ConversationTurn,
+}
+# Records whose text fields the person edits (issue 8) or a guardrail masks: their module
+# reads and restores them.
+RECORDS = {"episode": episodes, "attachment": attachments, "turn": turns}
 DATETIME_FIELDS = {"expires_at", "cooldown_until"}
 
 
@@ -77,6 +91,8 @@ def changes_of(event: MemoryEvent) -> list[dict[str, Any]]:
 def _static_blocker(event: MemoryEvent) -> str | None:
     if event.event_type in NOT_UNDOABLE:
         return _("This kind of event cannot be undone.")
+    if (event.payload or {}).get("originals_forgotten"):
+        return _("The original text was removed for good; there is nothing to bring back.")
     undone = event.reverted_by.order_by("pk").first()
     if undone is not None:
         return _("Already undone (event #%(id)s).") % {"id": undone.pk}
@@ -145,6 +161,8 @@ def _object_label(change: dict) -> str:
         return _("Episode #%(id)s") % {"id": change.get("id")}
     if change.get("kind") == "attachment":
         return _("Attachment #%(id)s") % {"id": change.get("id")}
+    if change.get("kind") == "turn":
+        return _("Turn #%(id)s") % {"id": change.get("id")}
     return _("Review item #%(id)s") % {"id": change.get("id")}
 
 

@@ -231,3 +231,50 @@ class Heartbeat(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} pid {self.pid}"
+
+
+class ImportStatus(models.TextChoices):
+    READY = "ready", _("ready: look at the preview")
+    QUEUED = "queued", _("queued")
+    RUNNING = "running", _("importing")
+    CANCELLING = "cancelling", _("stopping")
+    CANCELLED = "cancelled", _("cancelled")
+    INTERRUPTED = "interrupted", _("interrupted: resume it")
+    FAILED = "failed", _("failed: resume it")
+    DONE = "done", _("done")
+
+
+class ChatImport(models.Model):
+    """One import of a chat history export (ChatGPT, Claude, JSONL): its preview, where it
+    stands, and what it added. `position` conversations are stored: a resumed run goes on
+    from there, and a file imported again adds nothing (turns are keyed)."""
+
+    fmt = models.CharField(_("format"), max_length=16)
+    file_name = models.CharField(_("file"), max_length=255)
+    path = models.TextField(_("stored at"))
+    uploaded = models.BooleanField(default=False)  # our copy: removed once done or cancelled
+    digest = models.CharField(_("SHA-256"), max_length=64, db_index=True)
+    status = models.CharField(
+        _("status"), max_length=16, choices=ImportStatus, default=ImportStatus.READY
+    )
+    preview = models.JSONField(_("preview"), default=dict, blank=True)
+    conversations = models.PositiveIntegerField(_("conversations"), default=0)
+    turns = models.PositiveIntegerField(_("turns"), default=0)
+    position = models.PositiveIntegerField(_("conversations done"), default=0)
+    turns_done = models.PositiveIntegerField(_("turns done"), default=0)
+    turns_added = models.PositiveIntegerField(_("turns added"), default=0)
+    turns_differing = models.PositiveIntegerField(_("turns that differ"), default=0)
+    session_ids = models.JSONField(_("sessions with new turns"), default=list, blank=True)
+    error = models.TextField(_("error"), blank=True)
+    created_at = models.DateTimeField(_("uploaded"), default=timezone.now)
+    started_at = models.DateTimeField(_("started"), null=True, blank=True)
+    finished_at = models.DateTimeField(_("finished"), null=True, blank=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("chat import")
+        verbose_name_plural = _("chat imports")
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.fmt}: {self.file_name}"

@@ -21,6 +21,7 @@ from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from curator import cards, generated, signals
+from curator.guard import rules as guard
 from curator.models import (
     CardAuthor,
     ConversationTurn,
@@ -383,14 +384,19 @@ def draft_for(
     return rules_draft(turns, nodes, language)
 
 
-def end_session(session: Session) -> Episode | None:
-    """Close the session: extract what is left, write its episode, update the scratchpad."""
+def end_session(session: Session, *, historic: bool = False) -> Episode | None:
+    """Close the session: extract what is left, write its episode, update the scratchpad.
+
+    `historic`: an imported conversation. It ended when its last turn was said, and it says
+    nothing about what the person is working on now, so the scratchpad is left alone.
+    """
     _extract_rest(session)
     turns = list(session.turns.filter(episode__isnull=True).order_by("turn_index"))
     now = timezone.now()
     if not turns:
         Session.objects.filter(pk=session.pk, ended_at__isnull=True).update(ended_at=now)
         return session.episodes.order_by("-ended_at").first()
+    ended = turns[-1].timestamp if historic else now
     context = f"session {session.external_id}"
     nodes = action_nodes(turns)
     draft = draft_for(turns, nodes, context, session.owner.agent_language())
@@ -398,14 +404,15 @@ def end_session(session: Session) -> Episode | None:
         episode = Episode.objects.create(
             owner=session.owner,
             session=session,
-            summary=draft.summary,
-            summary_parts=draft.parts,
-            goal=draft.goal,
+            # what a guardrail keeps out of memories stays out of the episode too
+            summary=guard.scrub(draft.summary, session.owner),
+            summary_parts=guard.scrub_parts(draft.parts, session.owner),
+            goal=guard.scrub(draft.goal, session.owner),
             outcome=draft.outcome,
             started_at=turns[0].timestamp,
             ended_at=turns[-1].timestamp,
             action_nodes=nodes,
-            entities=draft.entities,
+            entities=[e for e in draft.entities if guard.scrub(e, session.owner) == e],
             tools_used=list(dict.fromkeys(n["tool_name"] for n in nodes)),
             tags=draft.tags,
             source="session_end",
@@ -415,9 +422,10 @@ def end_session(session: Session) -> Episode | None:
         )
         episode.linked_facts.set(linked)
         ConversationTurn.objects.filter(pk__in=[t.pk for t in turns]).update(episode=episode)
-        Session.objects.filter(pk=session.pk).update(ended_at=now)
+        Session.objects.filter(pk=session.pk).update(ended_at=ended)
         signals.changed("episode", episode.pk)
-    update_scratchpad(session, episode, turns, draft.source == "llm")
+    if not historic:
+        update_scratchpad(session, episode, turns, draft.source == "llm")
     return episode
 
 
@@ -432,14 +440,14 @@ def update_scratchpad(session: Session, episode: Episode, turns, use_llm: bool) 
     write_pad(pad, update or rules_pad(pad, episode, turns), timezone.localdate())
 
 
-def run_end(session_pk: int, trigger: str = "schedule") -> Episode | None:
+def run_end(session_pk: int, trigger: str = "schedule", historic: bool = False) -> Episode | None:
     """The job: end the session and record the run (what the Jobs page lists)."""
 
     session = Session.objects.select_related("owner").filter(pk=session_pk).first()
     if session is None:
         return None
     began = timezone.now()
-    episode = end_session(session)
+    episode = end_session(session, historic=historic)
     counts = {"session": session.external_id, "episode": episode.pk if episode else None}
     if episode is not None:
         counts["turns"] = episode.turns.count()

@@ -10,7 +10,16 @@ from django.db import DatabaseError
 from huey.contrib.djhuey import HUEY, db_periodic_task, db_task
 
 from curator import history_log
-from lifecycle import consolidate, embedqueue, extract, livecards, metrics, schedule, sessions
+from lifecycle import (
+    chat_import,
+    consolidate,
+    embedqueue,
+    extract,
+    livecards,
+    metrics,
+    schedule,
+    sessions,
+)
 from lifecycle.models import Trigger
 from retrieval import keywords, matrix, reindex
 from retrieval.search import prune_recall_log
@@ -65,9 +74,21 @@ def reindex_task(run_id: int) -> None:
 
 
 @db_task()
-def end_session(session_pk: int) -> None:
-    """Episode and scratchpad for a finished session (the API returns this task's id)."""
-    sessions.run_end(session_pk)
+def end_session(session_pk: int, historic: bool = False) -> None:
+    """Episode and scratchpad for a finished session (the API returns this task's id);
+    `historic` for an imported conversation (no scratchpad, ended at its last turn)."""
+    sessions.run_end(session_pk, historic=historic)
+
+
+def end_imported_session(session_pk: int) -> None:
+    """An imported conversation got new turns: its episode, as for a live session."""
+    end_session(session_pk, historic=True)
+
+
+@db_task()
+def import_chats(import_id: int) -> None:
+    """A chat history import started from its page (its ChatImport row exists)."""
+    chat_import.run(import_id, finish_session=end_imported_session)
 
 
 @db_task()

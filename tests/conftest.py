@@ -2,6 +2,7 @@ import pytest
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import translation
+from huey.contrib.djhuey import HUEY
 
 from tests.api_helpers import anon_api, api, fresh_limits, read_api  # noqa: F401  (API fixtures)
 from tests.fake_openai import fake_openai  # noqa: F401  (a fake OpenAI-compatible server)
@@ -26,3 +27,11 @@ def _default_language():
     thread (LocaleMiddleware never deactivates), which would leak into the next test."""
     yield
     translation.activate(settings.LANGUAGE_CODE)
+
+
+@pytest.fixture(autouse=True)
+def _empty_queue():
+    """Each test starts with an empty job queue: a refresh a test scheduled for later (live
+    cards coalesce a few seconds) must not wait in the schedule of the next one."""
+    yield
+    HUEY.flush()

@@ -7,6 +7,8 @@ way: one transaction holding the change and its MemoryEvent (actor, before / aft
 
 Routing of a proposed candidate (seed 000 sections 6-8, seed 003 4.1, seed 004):
   replayed operation_id -> the first outcome, nothing written
+  matches a do-not-store rule (curator/guard) -> blocked: an event naming the rule with a
+      masked excerpt, nothing else kept (any source, any actor)
   suggested deletion    -> a pending item, never a deletion
   rejected before       -> dropped (the person is never asked twice)
   below CONFIDENCE_PENDING -> dropped, with an event saying why
@@ -25,6 +27,7 @@ from curator.writepath.clean import (  # noqa: F401
     clean_tags,
 )
 from curator.writepath.core import (  # noqa: F401
+    BLOCKED,
     BOOST_STEP,
     BOOSTED,
     CONFIDENCE_CAP,
@@ -44,6 +47,7 @@ from curator.writepath.core import (  # noqa: F401
     WRITTEN,
     ActiveConflict,
     AlreadyResolved,
+    Blocked,
     Candidate,
     InvalidCandidate,
     MootPending,

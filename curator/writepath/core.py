@@ -20,13 +20,14 @@ from curator.models import (
     Priority,
 )
 
-WRITTEN, PENDING, BOOSTED, SUPERSEDED, DROPPED, DELETED = (
+WRITTEN, PENDING, BOOSTED, SUPERSEDED, DROPPED, DELETED, BLOCKED = (
     "written",
     "pending",
     "boosted",
     "superseded",
     "dropped",
     "deleted",
+    "blocked",
 )
 MAX_CONTENT = 2000
 MAX_LABEL = 200
@@ -129,6 +130,20 @@ class InvalidCandidate(WritePathError):
     """Input that cannot become a memory (empty, too long, out of range, unknown choice)."""
 
 
+class Blocked(InvalidCandidate):
+    """A do-not-store rule matched the change (an edit or a confirmation): nothing was saved;
+    the rule is named, the matched text is not."""
+
+    code = "blocked"
+
+    def __init__(self, rule: str, field: str = "content"):
+        super().__init__(
+            _("Not saved: the guardrail “%(rule)s” does not let this be stored.") % {"rule": rule},
+            field=field or "content",
+        )
+        self.rule = rule
+
+
 class StaleEdit(WritePathError):
     """The fact changed since the editor loaded it; `fact` is the current version."""
 
@@ -204,6 +219,8 @@ def pending_snapshot(item: PendingItem) -> dict[str, Any]:
         "cooldown_until": json_value(item.cooldown_until),
         "resulting_fact": item.resulting_fact_id,
         "confidence": item.confidence,
+        # only a redaction changes it (curator/guard/stored.py); undo puts it back whole
+        "candidate": dict(item.candidate or {}),
     }
 
 

@@ -10,6 +10,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from curator import signals
+from curator.guard import log as guard_log
+from curator.guard import rules as guard
 from curator.models import (
     Actor,
     EventType,
@@ -35,9 +37,11 @@ from curator.writepath.clean import (
     clean_unit,
 )
 from curator.writepath.core import (
+    BLOCKED,
     EDITABLE,
     SUPERSEDED,
     ActiveConflict,
+    Blocked,
     Candidate,
     InvalidCandidate,
     NotAllowed,
@@ -119,8 +123,10 @@ def edit_fact(
     batch: str = "",
     agent_id: int | None = None,
 ) -> Fact:
-    """Change fields in place (an UPDATE event keeps the old values); stale edits are refused."""
+    """Change fields in place (an UPDATE event keeps the old values); stale edits are refused,
+    and so are edits a do-not-store rule matches (Blocked, with a block event)."""
     check_actor(actor)
+    hit = None
     with transaction.atomic():
         fact = Fact.objects.select_related("owner").get(pk=fact_id)
         if expected_updated_at is not None and fact.updated_at != expected_updated_at:
@@ -128,19 +134,63 @@ def edit_fact(
         values = _clean_changes(fact, changes, actor)
         if not values:
             return fact
-        if actor == Actor.PERSON and values.keys() & {"content", "subject", "predicate"}:
-            values.setdefault("verified", True)  # the person wrote it: it is theirs now
-        if actor == Actor.PERSON and values.get("verified") is True:
-            # Verified by the person means certain, as a confirmed review item is; unless
-            # they set a confidence themselves in the same edit.
-            values.setdefault("confidence", 1.0)
-        if fact.status == FactStatus.ACTIVE and values.keys() & {"subject", "predicate"}:
-            subject = values.get("subject", fact.subject)
-            _guard_holder(fact, subject, values.get("predicate", fact.predicate))
-        _save_fields(
-            fact, values, EventType.UPDATE, actor, batch=batch, agent_id=agent_id, action="edit"
-        )
+        if (hit := _guard_edit(fact, values, agent_id)) is None:
+            if actor == Actor.PERSON and values.keys() & {"content", "subject", "predicate"}:
+                values.setdefault("verified", True)  # the person wrote it: it is theirs now
+            if actor == Actor.PERSON and values.get("verified") is True:
+                # Verified by the person means certain, as a confirmed review item is; unless
+                # they set a confidence themselves in the same edit.
+                values.setdefault("confidence", 1.0)
+            if fact.status == FactStatus.ACTIVE and values.keys() & {"subject", "predicate"}:
+                subject = values.get("subject", fact.subject)
+                _guard_holder(fact, subject, values.get("predicate", fact.predicate))
+            _save_fields(
+                fact, values, EventType.UPDATE, actor, batch=batch, agent_id=agent_id, action="edit"
+            )
+    if hit is not None:
+        _record_blocked_edit(fact, hit, actor)
+        raise Blocked(hit.name, hit.field)
     return fact
+
+
+GUARDED = frozenset({"content", "subject", "predicate", "tags", "type", "scope"})
+
+
+def _guard_edit(fact: Fact, values: dict, agent: int | None) -> guard.Hit | None:
+    """The rule the edited fact would match; only edits of what rules look at are checked."""
+    if not values.keys() & GUARDED:
+        return None
+    after = {name: values.get(name, getattr(fact, name)) for name in GUARDED}
+    fields = {
+        "content": after["content"],
+        "subject": after["subject"],
+        "predicate": after["predicate"],
+        "tags": " ".join(after["tags"] or []),
+    }
+    return guard.check_candidate(
+        fields,
+        type=after["type"],
+        scope=after["scope"],
+        agent=agent,
+        owner=fact.owner,
+        masked_ok=True,  # a redacted fact stays editable
+    )
+
+
+def _record_blocked_edit(fact: Fact, hit: guard.Hit, actor: str) -> None:
+    with transaction.atomic():
+        event = Work(fact.owner, actor).event(
+            EventType.BLOCK,
+            fact=fact,
+            outcome=BLOCKED,
+            action="edit",
+            rule=hit.name,
+            rule_id=hit.rule_id,
+            field=hit.field,
+            excerpt=hit.excerpt,
+            agent=hit.agent,
+        )
+        guard_log.record_block(hit, owner=fact.owner, actor=actor, source="edit", event=event)
 
 
 def _save_fields(fact: Fact, values: dict, event_type: str, actor: str, **payload) -> MemoryEvent:

@@ -26,6 +26,7 @@ from curator.writepath.clean import (
     clean_candidate,
 )
 from curator.writepath.core import (
+    BLOCKED,
     BOOSTED,
     DELETED,
     OPEN,
@@ -46,7 +47,9 @@ from curator.writepath.core import (
 from curator.writepath.propose import (
     current_holder,
     duplicate_of,
+    guard_check,
     put_fact,
+    record_guard_block,
 )
 
 # --------------------------------------------------------------------------------------
@@ -141,7 +144,8 @@ def confirm_pending(
 ) -> Result:
     """Write the candidate as a verified fact (or apply the suggested deletion).
 
-    A moot item raises MootPending unless `force` says the person saw the current state.
+    A moot item raises MootPending unless `force` says the person saw the current state; a
+    candidate a do-not-store rule matches is not written (outcome blocked, item unchanged).
     """
     check_actor(actor)
     with transaction.atomic():
@@ -156,6 +160,10 @@ def confirm_pending(
         clean = clean_candidate(_candidate_from(data), item.owner, actor)
         if item.source_turn_id and not data.get("source_turn_id"):
             clean.source_turn = item.source_turn
+        if (hit := guard_check(clean, item.owner, agent_id, masked_ok=True)) is not None:
+            # queued before the rule, or edited into a match: it stays as it is, unwritten
+            event = record_guard_block(clean, work, None, hit, pending=item, action="confirm")
+            return Result(BLOCKED, None, item, event)
         same = duplicate_of(clean, item.owner)
         if same is not None:
             fact, outcome = _confirm_into(same, work), BOOSTED

@@ -11,6 +11,8 @@ from typing import Any
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from curator.guard import log as guard_log
+from curator.guard import rules as guard
 from curator.models import (
     Actor,
     EventType,
@@ -28,6 +30,7 @@ from curator.writepath.clean import (
     clean_candidate,
 )
 from curator.writepath.core import (
+    BLOCKED,
     BOOST_STEP,
     BOOSTED,
     CONFIDENCE_CAP,
@@ -67,7 +70,8 @@ def propose(
     A seen operation_id replays its first outcome. With `same_request` (the API), it must
     also come with the same candidate, else OperationConflict; jobs leave it off, because a
     re-run may word a candidate differently and must still write it only once.
-    `agent_id`: the agent asking (recorded on the event, the fact or the pending item).
+    `agent_id`: the agent asking (recorded on the event, the fact or the pending item;
+    guardrails may be limited to some agents).
     `scopes`: the scopes the candidate's agent may write (None: any); a candidate outside
     them is dropped, with an event saying so (the API refuses such a request before this).
     """
@@ -87,7 +91,7 @@ def propose(
                 return done
             if scopes is not None and _scope_of(clean) not in scopes:
                 return _drop(clean, work, operation_id, "scope_not_allowed")
-            return _route(clean, work, operation_id)
+            return _route(clean, work, operation_id, agent_id)
     except IntegrityError:
         if operation_id and (done := replay(operation_id, check)):
             return done
@@ -123,10 +127,13 @@ def replay(operation_id: str, request: str = "") -> Result | None:
     return Result(outcome, fact, event.pending, event, replayed=True)
 
 
-def _route(clean: Clean, work: Work, operation_id: str | None) -> Result:
+def _route(clean: Clean, work: Work, operation_id: str | None, agent: int | None) -> Result:
     owner = work.owner
     if clean.delete_fact is not None:
         return _suggest_deletion(clean, work, operation_id)
+    masked_ok = work.actor == Actor.PERSON
+    if (hit := guard_check(clean, owner, agent, masked_ok=masked_ok)) is not None:
+        return _block(clean, work, operation_id, hit)
     if work.actor != Actor.PERSON and (rejected := rejected_before(clean, owner)):
         return _drop(clean, work, operation_id, "rejected_before", rejected=rejected)
     if clean.confidence < settings.CONFIDENCE_PENDING:
@@ -207,6 +214,61 @@ def _drop(clean, work, operation_id, reason: str, **extra) -> Result:
         **extra,
     )
     return Result(DROPPED, None, None, event)
+
+
+def guard_check(
+    clean: Clean, owner: Owner, agent: int | None, *, masked_ok: bool = False
+) -> guard.Hit | None:
+    """The do-not-store rule this candidate matches. Extracted memories count as the agent's
+    whose turn they came from, so a rule limited to an agent holds for them too."""
+    if agent is None and clean.source_turn is not None:
+        agent = guard.agent_of_turn(clean.source_turn.pk)
+    fields = {
+        "content": clean.content,
+        "subject": clean.subject,
+        "predicate": clean.predicate,
+        "tags": " ".join(clean.tags),
+    }
+    return guard.check_candidate(
+        fields, type=clean.type, scope=clean.scope, agent=agent, owner=owner, masked_ok=masked_ok
+    )
+
+
+def guard_summary(clean: Clean) -> dict[str, Any]:
+    """What a block event keeps of the candidate: its kind and origin, never its text."""
+    return {
+        "type": clean.type,
+        "scope": clean.scope,
+        "source": clean.source,
+        "source_turn_id": clean.source_turn.pk if clean.source_turn else None,
+    }
+
+
+def record_guard_block(clean: Clean, work: Work, operation_id, hit: guard.Hit, **extra):
+    """The block event and its Blocked-log entry: the rule and a masked excerpt, never the
+    candidate's text (nor the request's fingerprint, a hash a short secret could be guessed
+    back from)."""
+    work.request = ""
+    event = work.event(
+        EventType.BLOCK,
+        operation_id=operation_id,
+        outcome=BLOCKED,
+        rule=hit.name,
+        rule_id=hit.rule_id,
+        field=hit.field,
+        excerpt=hit.excerpt,
+        agent=hit.agent,
+        candidate=guard_summary(clean),
+        **extra,
+    )
+    guard_log.record_block(
+        hit, owner=work.owner, actor=work.actor, source=clean.source, event=event
+    )
+    return event
+
+
+def _block(clean: Clean, work: Work, operation_id, hit: guard.Hit) -> Result:
+    return Result(BLOCKED, None, None, record_guard_block(clean, work, operation_id, hit))
 
 
 def _candidate_json(clean: Clean) -> dict[str, Any]:

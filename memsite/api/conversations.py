@@ -92,7 +92,8 @@ class TurnOut(Schema):
 )
 def record_turn(request, payload: TurnIn):
     """201 for a new turn, 200 with the same id when the identical turn was recorded before,
-    409 when (session_id, turn_index) already holds other content. Extraction is queued."""
+    409 when (session_id, turn_index) already holds other content. Extraction is queued.
+    Guardrails that redact transcripts mask their spans before the turn is stored."""
     status, body = record(request.auth, payload)
     return Status(status, body)
 

@@ -155,20 +155,28 @@ def pending_dict(item: PendingItem | None) -> dict | None:
 
 
 class OutcomeOut(Schema):
-    outcome: str = Field(description="written, pending, boosted, superseded, dropped or deleted")
+    outcome: str = Field(
+        description="written, pending, boosted, superseded, dropped, deleted or blocked"
+    )
     replayed: bool = False
     fact: FactOut | None = None
     pending: PendingOut | None = None
     reason: str | None = Field(None, description="Why it was dropped, when it was.")
+    rule: str | None = Field(
+        None, description="The guardrail that blocked it (outcome blocked): nothing was kept."
+    )
 
 
 def outcome_dict(result: wp.Result) -> dict:
+    payload = (result.event.payload or {}) if result.event else {}
+    blocked = result.outcome == wp.BLOCKED
     return {
         "outcome": result.outcome,
         "replayed": result.replayed,
         "fact": fact_dict(result.fact),
         "pending": pending_dict(result.pending),
-        "reason": (result.event.payload or {}).get("reason") if result.event else None,
+        "reason": "guardrail" if blocked else payload.get("reason"),
+        "rule": payload.get("rule") if blocked else None,
     }
 
 
@@ -207,7 +215,8 @@ class MemoryIn(BodyIn):
 )
 def propose(request, payload: MemoryIn):
     """Routed by confidence: written, pending (for the person), boosted (a repeat),
-    superseded (a new value for the same subject + predicate) or dropped. The same
+    superseded (a new value for the same subject + predicate) or dropped; blocked (200, with
+    the rule's name) when a guardrail matches it: nothing is written or queued. The same
     operation_id with the same memory again answers 200 with the first outcome and writes
     nothing; with different content, 409 operation_conflict.
     403 scope_not_allowed when this agent may not write the memory's scope."""
@@ -236,7 +245,8 @@ def propose_memory(agent: ApiToken, payload: MemoryIn) -> tuple[int, dict]:
         )
     except wp.WritePathError as exc:
         raise write_error(exc) from None
-    return 200 if result.replayed else 201, outcome_dict(result)
+    kept = not result.replayed and result.outcome != wp.BLOCKED
+    return 201 if kept else 200, outcome_dict(result)
 
 
 class MemoryFilters(Schema):
@@ -547,6 +557,7 @@ class PendingActionOut(Schema):
     outcome: str | None = None
     fact: FactOut | None = None
     pending: PendingOut
+    rule: str | None = Field(None, description="The guardrail that blocked it (outcome blocked).")
 
 
 def _pending_call(agent: ApiToken, item_id: int, action):
@@ -588,10 +599,12 @@ def confirm_item(agent: ApiToken, item_id: int, payload: ConfirmIn | None = None
         item_id,
         lambda: wp.confirm_pending(item_id, actor=AGENT, edits=edits or None, agent_id=agent.pk),
     )
+    blocked = result.outcome == wp.BLOCKED
     return {
         "outcome": result.outcome,
         "fact": fact_dict(_fact(result.fact.pk)) if result.fact else None,
         "pending": pending_dict(result.pending),
+        "rule": result.event.payload.get("rule") if blocked else None,
     }
 
 

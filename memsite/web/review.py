@@ -204,6 +204,8 @@ def confirm(request: HttpRequest, pk: int) -> HttpResponse:
         return _edit_response(request, item, form)
     except wp.WritePathError as exc:
         return _refused(request, item, str(exc))
+    if result.outcome == wp.BLOCKED:  # a guardrail matches it: nothing was written
+        return _refused(request, item, describe(result.event))
     return _done(request, item, result.event)
 
 

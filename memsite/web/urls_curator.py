@@ -1,6 +1,17 @@
 from django.urls import path
 
-from memsite.web import activity, archive, attachments, episodes, facts, guide, review, sessions
+from memsite.web import (
+    activity,
+    archive,
+    attachments,
+    episodes,
+    facts,
+    guardrails,
+    guide,
+    history_import,
+    review,
+    sessions,
+)
 from memsite.web import cards as views_cards
 from memsite.web import home as views
 from memsite.web import onboarding as views_onboarding
@@ -52,6 +63,35 @@ urlpatterns = [
     path("settings/language/", views_settings.context_language, name="settings_language"),
     path("settings/onboarding/reset/", views_settings.onboarding_reset, name="onboarding_reset"),
     path("settings/memory-pause/", views_settings.memory_pause, name="memory_pause"),
+    # Guardrails (issue 23)
+    path("settings/guardrails/", guardrails.guardrails, name="guardrails"),
+    path("settings/guardrails/new/", guardrails.new, name="guardrail_new"),
+    path("settings/guardrails/blocked/", guardrails.blocked, name="guardrail_blocked"),
+    path("settings/guardrails/<int:pk>/", guardrails.edit, name="guardrail"),
+    path("settings/guardrails/<int:pk>/switch/", guardrails.switch, name="guardrail_switch"),
+    path("settings/guardrails/<int:pk>/delete/", guardrails.delete, name="guardrail_delete"),
+    path("settings/guardrails/<int:pk>/apply/", guardrails.apply, name="guardrail_apply"),
+    path(
+        "settings/guardrails/<int:pk>/forget/<slug:batch>/",
+        guardrails.forget,
+        name="guardrail_forget",
+    ),
+    # Import chat history (issue 23)
+    path("settings/import-history/", history_import.history_import, name="history_import"),
+    path("settings/import-history/<int:pk>/", history_import.job_page, name="history_import_job"),
+    path(
+        "settings/import-history/<int:pk>/progress/",
+        history_import.progress,
+        name="history_import_progress",
+    ),
+    path(
+        "settings/import-history/<int:pk>/start/", history_import.start, name="history_import_start"
+    ),
+    path(
+        "settings/import-history/<int:pk>/cancel/",
+        history_import.cancel,
+        name="history_import_cancel",
+    ),
     # Export and import (issue 8)
     path("settings/export/", archive.export_download, name="archive_export"),
     path("settings/import/", archive.import_upload, name="archive_import"),

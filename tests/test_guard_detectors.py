@@ -1,0 +1,90 @@
+"""The built-in detectors: what they find, what they leave, and their figures on the labelled
+set (tests/data/guard_labelled.jsonl; bench/guard.py prints the whole table)."""
+
+from pathlib import Path
+
+import pytest
+
+from curator.guard.detectors import detect, iban_valid, luhn_valid, valid_resident_id
+from curator.guard.evaluate import evaluate, load
+
+LABELLED = Path(__file__).parent / "data" / "guard_labelled.jsonl"
+
+
+def found(key: str, text: str) -> list[str]:
+    return [text[a:b] for a, b in detect(key, text)]
+
+
+def test_the_labelled_set_has_at_least_200_chinese_and_english_sentences():
+    samples = load(LABELLED)
+    assert len(samples) >= 200
+    assert {s["lang"] for s in samples} == {"zh", "en"}
+    assert sum(not s["labels"] for s in samples) >= 80  # clean sentences, hard ones included
+
+
+def test_secrets_are_found_with_high_recall_and_precision():
+    scores = {s.name: s for s in evaluate(load(LABELLED))}
+    secrets = scores["secrets"]
+    assert secrets.recall >= 0.95, secrets.misses
+    assert secrets.precision >= 0.9, secrets.false_alarms
+    for name in ("email", "phone", "resident_id", "bank_card", "iban"):
+        assert scores[name].recall >= 0.9 and scores[name].precision >= 0.9, name
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("my password is hunter2.", "hunter2"),
+        ("我的密码是 abc123456，记住", "abc123456"),
+        ('the drive password is "correct horse battery"', "correct horse battery"),
+        ("我把登录密码改成了 qaz2wsx", "qaz2wsx"),
+    ],
+)
+def test_a_stated_password_masks_the_value_only(text, value):
+    assert found("password", text) == [value]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I forgot my password",
+        "密码是什么来着？",
+        "my password is wrong",
+        "Password: (none set yet)",
+    ],
+)
+def test_talking_about_passwords_is_not_a_password(text):
+    assert found("password", text) == []
+
+
+def test_keys_are_found_whole():
+    key = "sk-proj-pLIix6MEOLeMa61EqJomTEI1JEzO3joOj37HyVaQXekW9Lct"
+    assert found("api_key", f"key={key}, thanks") == [key]
+    assert found("api_key", "AWS: AKIADBXQ3TULXLUXQTYG") == ["AKIADBXQ3TULXLUXQTYG"]
+    assert found("api_key", "use sklearn and skip the rest") == []
+
+
+def test_resident_ids_need_their_check_digit():
+    assert valid_resident_id("110105198503121234")
+    assert not valid_resident_id("110105198503121235")
+    assert found("resident_id", "身份证 31011519880808100X 号") == ["31011519880808100X"]
+    assert found("resident_id", "号码 110105198503121235") == []
+
+
+def test_cards_need_luhn_and_a_known_network():
+    assert luhn_valid("4111111111111111") and not luhn_valid("4111111111111112")
+    assert found("bank_card", "卡号 6217 0000 1234 5670 的") == ["6217 0000 1234 5670"]
+    assert found("bank_card", "订单号 2024051234567890") == []
+    assert found("bank_card", "身份证 440304200101150279") == []  # a valid id, not a card
+
+
+def test_ibans_are_checked_against_their_country():
+    assert iban_valid("DE89370400440532013000") and not iban_valid("DE89370400440532013001")
+    assert found("iban", "IBAN DE89 3704 0044 0532 0130 00 ok") == ["DE89 3704 0044 0532 0130 00"]
+    assert found("iban", "Room DE12 is booked") == []
+
+
+def test_phones_in_chinese_and_international_formats():
+    assert found("phone", "电话：138-1234-5678。") == ["138-1234-5678"]
+    assert found("phone", "call +44 20 7946 0958 now") == ["+44 20 7946 0958"]
+    assert found("phone", "时区 +08:00，成绩 3-1") == []
