@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import anyio
@@ -32,6 +33,13 @@ TOOLS = {
     "get_profile",
     "forget",
 }
+
+
+def _run(main) -> None:
+    """anyio.run in a thread of its own: once the browser tests ran, Playwright keeps an event
+    loop running in the main thread for the rest of the session."""
+    with ThreadPoolExecutor(1) as pool:
+        pool.submit(anyio.run, main).result()
 
 
 def _manage(env, *args) -> str:
@@ -118,7 +126,7 @@ def test_over_stdio_the_sdk_client_remembers_and_recalls(app):
         async with _stdio(app, app["tokens"]["stdio"]) as client:
             await _remember_then_recall(client, "用户住在杭州西湖区", "杭州")
 
-    anyio.run(run)
+    _run(run)
 
 
 def test_over_http_the_sdk_client_remembers_and_recalls(app):
@@ -127,7 +135,7 @@ def test_over_http_the_sdk_client_remembers_and_recalls(app):
         async with http, client:
             await _remember_then_recall(client, "用户每天早上喝乌龙茶", "乌龙茶")
 
-    anyio.run(run)
+    _run(run)
 
 
 async def _refused(client: Client, code: str, content: str) -> None:
@@ -145,7 +153,7 @@ def test_a_read_only_tokens_remember_is_refused_over_both_transports(app):
         async with http, client:
             await _refused(client, "read_only_token", "只读令牌写的记忆二")
 
-    anyio.run(run)
+    _run(run)
 
 
 def test_a_paused_agents_remember_stores_nothing(app):
@@ -160,7 +168,7 @@ def test_a_paused_agents_remember_stores_nothing(app):
             async with http, client:
                 await _refused(client, "agent_paused", "暂停时写的记忆二")
 
-        anyio.run(run)
+        _run(run)
     finally:
         _manage(app["env"], "agents", "resume", "stdio")
         _manage(app["env"], "agents", "resume", "http")
@@ -205,4 +213,4 @@ def test_the_connection_snippets_of_the_agents_page_work_as_pasted(app, settings
         ):
             assert {t.name for t in (await client.list_tools()).tools} == TOOLS
 
-    anyio.run(run)
+    _run(run)
