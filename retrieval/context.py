@@ -21,6 +21,7 @@ from datetime import datetime
 from django.conf import settings
 from django.utils import timezone
 
+from curator import cards as card_files
 from curator.compiler import compiled_profile
 from curator.models import Actor, Session
 from retrieval import budget as tb
@@ -95,6 +96,7 @@ class ContextResult:
     degraded_reason: str = ""
     over_by: int = 0
     search: SearchResult | None = field(default=None, repr=False)
+    as_of: datetime | None = None
 
     @property
     def tokens(self) -> int:
@@ -123,6 +125,7 @@ class ContextResult:
             "ignored_times": list(self.detection.ignored_times),
             "degraded": self.degraded,
             "degraded_reason": self.degraded_reason or None,
+            "as_of": self.as_of.isoformat() if self.as_of else None,
         }
 
 
@@ -131,9 +134,13 @@ class ContextResult:
 # --------------------------------------------------------------------------------------
 
 
-def core_cards(card_budget: int) -> list[tb.Block]:
-    """The persona and user cards as injected (compiled within their budget)."""
-    profile = compiled_profile(card_budget)
+def core_cards(card_budget: int, as_of: datetime | None = None) -> list[tb.Block]:
+    """The persona and user cards as injected (compiled within their budget); with `as_of`,
+    as they read then (their last revision by that moment)."""
+    texts = None
+    if as_of is not None:
+        texts = {key: card_files.text_at(key, as_of) for key in ("persona", "user")}
+    profile = compiled_profile(card_budget, texts=texts)
     blocks = []
     for name, compiled in (("persona", profile.persona), ("user", profile.user)):
         if compiled.text.strip():
@@ -151,15 +158,19 @@ def _turn_line(role: str, content: str, cap: int) -> tuple[str, bool]:
     return f"{role}: {text}", cut
 
 
-def recent_turns(session: Session | None, turns_budget: int) -> list[tb.Block]:
-    """The session's turns, newest first (the trimmer drops from the end = the oldest)."""
+def recent_turns(
+    session: Session | None, turns_budget: int, before: datetime | None = None
+) -> list[tb.Block]:
+    """The session's turns, newest first (the trimmer drops from the end = the oldest);
+    with `before`, only those recorded before that moment."""
     if session is None:
         return []
     cap = max(1, turns_budget // TURN_SHARE)
     blocks, used = [], 0
+    turns = session.turns.all() if before is None else session.turns.filter(timestamp__lt=before)
     # Four columns, not whole turns: building 200 turns (tool calls and results decoded from
     # JSON) took 15 ms of every POST /context in a long session.
-    newest = session.turns.order_by("-turn_index")[:200]
+    newest = turns.order_by("-turn_index")[:200]
     for pk, role, content, turn_index in newest.values_list("pk", "role", "content", "turn_index"):
         line, cut = _turn_line(role, content, cap)
         tokens = tb.estimate_tokens(line) + 1
@@ -233,15 +244,23 @@ def assemble(
     actor: str = Actor.AGENT,
     record: bool = True,
     budgets: Budgets | None = None,
+    as_of: datetime | None = None,
+    params: dict | None = None,
 ) -> ContextResult:
-    """The context for one message. evidence_mode: "auto" (when triggered), "always", "never"."""
+    """The context for one message. evidence_mode: "auto" (when triggered), "always", "never".
+
+    `as_of`: the context the assistant would have been given at that moment: the cards as
+    they read then, the session's turns recorded before it, and evidence from the memory
+    as it stood (retrieval.search's as_of); "yesterday" in the message is the day before it.
+    """
     owner = resolve_owner(owner)
-    now = now or timezone.now()
+    now = as_of or now or timezone.now()
     budgets = budgets or Budgets.from_settings(max_tokens)
     session = _session(owner, session_id)
     detection = triggers.detect(query, timezone.localtime(now))
-    cards = tb.Section("cards", budgets.cards, core_cards(budgets.cards), protected=True)
-    turns = tb.Section("turns", budgets.turns, recent_turns(session, budgets.turns))
+    card_blocks = core_cards(budgets.cards, as_of)
+    cards = tb.Section("cards", budgets.cards, card_blocks, protected=True)
+    turns = tb.Section("turns", budgets.turns, recent_turns(session, budgets.turns, as_of))
     result, blocks = None, []
     wanted = evidence_mode == "always" or (evidence_mode == "auto" and detection.triggered)
     if wanted and query.strip():
@@ -258,6 +277,8 @@ def assemble(
             caller=caller,
             actor=actor,
             record=record,
+            as_of=as_of,
+            params={"via": "context", **(params or {})},
         )
         in_turns = {(b.meta["kind"], b.meta["id"]) for b in turns.blocks}
         blocks = evidence(result, in_turns, budgets.evidence)
@@ -276,6 +297,7 @@ def assemble(
         degraded_reason=result.degraded_reason if degraded else "",
         over_by=over,
         search=result,
+        as_of=as_of,
     )
 
 

@@ -9,6 +9,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from ninja import Field, Query, Router, Schema, Status
 
+from curator import timetravel
 from curator import writepath as wp
 from curator.models import (
     Actor,
@@ -201,6 +202,13 @@ class MemoryFilters(Schema):
     tag: str | None = Field(None, max_length=wp.MAX_TAG)
     q: str = Field("", max_length=500, description="Words that must all appear (literal).")
     updated_after: RangeStart = None
+    as_of: Moment = Field(
+        None,
+        description="The memory as it stood at this moment: with status=active (the default) "
+        "the facts active then, with their fields as they were (rebuilt from the event log; "
+        "updated_at stays the row's current value, for editing). Newest written first. "
+        "Without an offset: server time.",
+    )
     limit: int = Field(50, ge=1, le=MAX_PAGE)
     offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
@@ -208,6 +216,20 @@ class MemoryFilters(Schema):
 class FactsOut(Schema):
     items: list[FactOut]
     count: int
+    as_of: datetime | None = None
+
+
+def facts_then(f: MemoryFilters) -> list[Fact]:
+    if f.updated_after is not None:
+        raise ApiError(
+            422,
+            "invalid",
+            _("as_of and updated_after cannot be combined: as_of shows the memory at one moment."),
+            {"updated_after": "conflict"},
+        )
+    return timetravel.facts_as_of(
+        owner(), f.as_of, status=f.status, type=f.type, scope=f.scope, tag=f.tag, q=f.q
+    )
 
 
 def find_facts(f: MemoryFilters):
@@ -233,6 +255,10 @@ def find_facts(f: MemoryFilters):
     tags=["memories"],
 )
 def list_memories(request, filters: Query[MemoryFilters]):
+    if filters.as_of is not None:
+        facts = facts_then(filters)
+        page = facts[filters.offset : filters.offset + filters.limit]
+        return {"items": [fact_dict(f) for f in page], "count": len(facts), "as_of": filters.as_of}
     facts = find_facts(filters)
     page = facts[filters.offset : filters.offset + filters.limit]
     return {"items": [fact_dict(f) for f in page], "count": facts.count()}

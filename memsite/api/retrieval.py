@@ -10,7 +10,7 @@ from pydantic import StrictBool
 from curator import conversations as conv
 from memsite.api.common import AUTH_ERRORS, BODY_ERRORS, owner
 from memsite.api.errors import ApiError
-from memsite.api.types import BodyIn, RangeEnd, RangeStart
+from memsite.api.types import BodyIn, Moment, RangeEnd, RangeStart
 from retrieval import context as contexts
 from retrieval import scoring
 from retrieval import search as searching
@@ -20,6 +20,11 @@ router = Router(tags=["retrieval"])
 
 KindName = Literal[tuple(Kind.values)]
 PresetName = Literal[tuple(scoring.PRESETS)]
+AS_OF = (
+    "Answer with the memory as it stood at this moment: facts active then, as they read "
+    "then; episodes, turns and attachments recorded before it. Not logged as a recall. "
+    "ISO 8601; without an offset: server time."
+)
 NO_SESSION = -1  # no Session has this pk: an unknown session_id finds no turns or episodes
 
 
@@ -46,6 +51,7 @@ class SearchIn(BodyIn):
     time_to: RangeEnd = Field(None, description="Exclusive; far in the future = no bound.")
     include_inactive: StrictBool = False
     explain: StrictBool = Field(False, description="Add each result's score breakdown.")
+    as_of: Moment = Field(None, description=AS_OF)
 
 
 class SearchHit(Schema):
@@ -72,6 +78,13 @@ class SearchOut(Schema):
     preset: str | None = None
     weights: dict[str, float] | None = None
     candidates: int | None = None
+    as_of: datetime | None = None
+
+
+def recall_params(request) -> dict:
+    """Kept with the recall log entry: which API token (the agent, today) asked."""
+    token = getattr(request, "auth", None)
+    return {"token": token.pk} if token is not None and getattr(token, "pk", None) else {}
 
 
 @router.post(
@@ -96,6 +109,8 @@ def search(request, payload: SearchIn):
             session_id=session_pk(payload.session_id),
             include_inactive=payload.include_inactive,
             caller="api",
+            as_of=payload.as_of,
+            params=recall_params(request),
         )
     except searching.SearchError as exc:
         raise ApiError(422, "invalid_search", str(exc)) from None
@@ -110,6 +125,12 @@ class ContextIn(BodyIn):
         "auto", description="auto: long-term evidence only when the message asks for it."
     )
     explain: StrictBool = Field(False, description="Add each evidence item's score breakdown.")
+    as_of: Moment = Field(
+        None,
+        description="The context the assistant would have been given at this moment: the "
+        "cards as they read then, the session's turns before it, evidence from the memory "
+        "as it stood. Not logged as a recall.",
+    )
 
 
 class ContextSectionOut(Schema):
@@ -133,6 +154,7 @@ class ContextOut(Schema):
     )
     degraded: bool = False
     degraded_reason: str | None = None
+    as_of: datetime | None = None
 
 
 @router.post(
@@ -151,6 +173,8 @@ def context(request, payload: ContextIn):
             max_tokens=payload.max_tokens,
             evidence_mode=payload.evidence,
             caller="api",
+            as_of=payload.as_of,
+            params=recall_params(request),
         )
     except searching.SearchError as exc:
         raise ApiError(422, "invalid_search", str(exc)) from None

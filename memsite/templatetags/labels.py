@@ -35,6 +35,9 @@ LABELS = {
     "rules": _("compiled by rules"),
     **{value: label for value, label in Kind.choices},
     **{value: label for value, label in FactStatus.choices},
+    # what ended a fact version's activity (curator.timetravel)
+    "deleted": _("deleted"),
+    "withdrawn": _("withdrawn"),
 }
 
 

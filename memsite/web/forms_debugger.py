@@ -7,6 +7,7 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from memsite.web.forms import MOMENT_FORMATS, DateTimeLocalInput, usable_moment
 from retrieval import scoring
 from retrieval.models import Kind
 from retrieval.search import MAX_LIMIT
@@ -40,6 +41,9 @@ class DebuggerForm(forms.Form):
         label=_("Until"), required=False, widget=forms.DateInput(attrs={"type": "date"})
     )
     include_inactive = forms.BooleanField(label=_("Include inactive facts"), required=False)
+    as_of = forms.DateTimeField(
+        label=_("As of"), required=False, widget=DateTimeLocalInput(), input_formats=MOMENT_FORMATS
+    )
     mode = forms.ChoiceField(label=_("Mode"), choices=MODE_CHOICES, required=False)
     preset = forms.ChoiceField(label=_("Preset"), choices=PRESET_CHOICES, required=False)
     half_life = forms.FloatField(
@@ -57,6 +61,9 @@ class DebuggerForm(forms.Form):
             self.fields[f"w_{name}"] = forms.IntegerField(
                 label=COMPONENT_LABELS[name], required=False, min_value=0, max_value=100
             )
+
+    def clean_as_of(self):
+        return usable_moment(self.cleaned_data.get("as_of"))
 
     def clean(self):
         data = super().clean()
@@ -95,6 +102,7 @@ class DebuggerForm(forms.Form):
             "k": data.get("k") or None,
             "time_from": _day_start(data.get("time_from")),
             "time_to": _day_start(data.get("time_to"), days=1),
+            "as_of": data.get("as_of"),
         }
         if self.preset_name == "custom" or data.get("half_life"):
             weights = {n: float(v) for n, v in self.slider_values().items()}
