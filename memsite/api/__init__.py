@@ -222,9 +222,11 @@ def health(request):
 from memsite.api.conversations import router as conversations_router  # noqa: E402
 from memsite.api.memories import router as memories_router  # noqa: E402
 from memsite.api.profile import router as profile_router  # noqa: E402
+from memsite.api.recalls import router as recalls_router  # noqa: E402
 from memsite.api.retrieval import router as retrieval_router  # noqa: E402
 
 api.add_router("", conversations_router)
 api.add_router("", memories_router)
 api.add_router("", retrieval_router)
 api.add_router("", profile_router)
+api.add_router("", recalls_router)

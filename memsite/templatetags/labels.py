@@ -38,6 +38,12 @@ LABELS = {
     # what ended a fact version's activity (curator.timetravel)
     "deleted": _("deleted"),
     "withdrawn": _("withdrawn"),
+    # why a replayed recall no longer returns an item (retrieval.recalls)
+    "ranked_lower": _("no longer in the top results"),
+    # search modes
+    "hybrid": _("hybrid"),
+    "keyword": _("keyword only"),
+    "semantic": _("vector only"),
 }
 
 

@@ -172,3 +172,37 @@ class WordForm(forms.Form):
     word = forms.CharField(label=_("Word"), max_length=40)
     action = forms.ChoiceField(choices=[("add", "add"), ("remove", "remove")], required=False)
     next = forms.CharField(required=False, max_length=4000)
+
+
+class RecallFilterForm(forms.Form):
+    """The recall log's filters (GET): a fact, a time range, the API token that asked."""
+
+    fact = forms.IntegerField(label=_("Fact id"), required=False, min_value=1, max_value=2**63 - 1)
+    since = forms.DateField(
+        label=_("From"), required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    until = forms.DateField(
+        label=_("Until"), required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    token = forms.TypedChoiceField(
+        label=_("Agent (API token)"), required=False, coerce=int, empty_value=None
+    )
+
+    def __init__(self, *args, tokens=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["token"].choices = [("", _("any")), *((t.pk, t.name) for t in tokens)]
+
+    def clean(self):
+        data = super().clean()
+        if data.get("since") and data.get("until") and data["until"] < data["since"]:
+            self.add_error("until", _("The end is before the start."))
+        return data
+
+    def find_args(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "fact": data.get("fact"),
+            "since": _day_start(data.get("since")),
+            "until": _day_start(data.get("until"), days=1),
+            "token": data.get("token"),
+        }
