@@ -122,3 +122,9 @@ class MemoryEventAdmin(ReadOnlyAdmin):
 class CardRevisionAdmin(ReadOnlyAdmin):
     list_display = ["card", "author", "note", "created_at"]
     list_filter = ["card", "author"]
+
+
+@admin.register(models.Contradiction)
+class ContradictionAdmin(ReadOnlyAdmin):
+    list_display = ["found_at", "left", "right", "rule", "status", "resolution"]
+    list_filter = ["status", "rule"]

@@ -19,6 +19,7 @@ from django.utils.translation import gettext as _
 
 from curator.diff import inline_diff
 from curator.models import (
+    ContradictionStatus,
     EventType,
     Fact,
     FactStatus,
@@ -27,13 +28,19 @@ from curator.models import (
     PendingReason,
     PendingStatus,
     Priority,
+    Resolution,
     Scope,
     Source,
 )
 from curator.undo import changes_of
 
 CHOICES = {
-    "status": {**dict(FactStatus.choices), **dict(PendingStatus.choices)},
+    "status": {
+        **dict(FactStatus.choices),
+        **dict(PendingStatus.choices),
+        **dict(ContradictionStatus.choices),
+    },
+    "resolution": dict(Resolution.choices),
     "type": dict(FactType.choices),
     "scope": dict(Scope.choices),
     "priority": dict(Priority.choices),
@@ -42,7 +49,11 @@ CHOICES = {
 
 
 def field_label(name: str) -> str:
-    extra = {"cooldown_until": _("snoozed until"), "resulting_fact": _("became fact")}
+    extra = {
+        "cooldown_until": _("snoozed until"),
+        "resulting_fact": _("became fact"),
+        "resolution": _("resolution"),
+    }
     if name in extra:
         return extra[name]
     try:
@@ -168,6 +179,8 @@ def describe(event: MemoryEvent) -> str:
         return _("Permanently deleted fact #%(id)s") % {"id": p.get("fact_id")}
     if kind == EventType.UPDATE:
         return _describe_update(event, p, text)
+    if kind == EventType.RESOLVE:
+        return _describe_resolve(p)
     simple = {
         EventType.ARCHIVE: _("Archived %(text)s"),
         EventType.DELETE: _("Deleted %(text)s"),
@@ -215,3 +228,23 @@ def _describe_update(event, p, text) -> str:
     }:
         return _("Restored %(text)s") % {"text": text}
     return _("Edited %(fields)s of %(text)s") % {"fields": ", ".join(names), "text": text}
+
+
+def _describe_resolve(p: dict) -> str:
+    quotes = p.get("quotes") or {}
+    left, right = _quote(quotes.get("left")), _quote(quotes.get("right"))
+    action = p.get("action")
+    if action == Resolution.KEEP_LEFT:
+        return _("Kept %(kept)s and archived %(other)s (a contradiction)") % {
+            "kept": left,
+            "other": right,
+        }
+    if action == Resolution.KEEP_RIGHT:
+        return _("Kept %(kept)s and archived %(other)s (a contradiction)") % {
+            "kept": right,
+            "other": left,
+        }
+    if action == Resolution.MERGE:
+        merged = _quote((p.get("after") or {}).get("content"))
+        return _("Merged %(a)s and %(b)s into %(text)s") % {"a": left, "b": right, "text": merged}
+    return _("Marked %(a)s and %(b)s as both true") % {"a": left, "b": right}

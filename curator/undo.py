@@ -20,9 +20,10 @@ from django.utils.dateparse import parse_datetime
 from django.utils.formats import date_format
 from django.utils.translation import gettext as _
 
-from curator import attachments, episodes
+from curator import attachments, contradictions, episodes
 from curator.models import (
     Attachment,
+    Contradiction,
     ConversationTurn,
     Episode,
     EventType,
@@ -48,9 +49,16 @@ from curator.writepath import (
 NOT_UNDOABLE = frozenset(
     {EventType.RETRIEVAL_FAIL, EventType.RETRY, EventType.DEAD_LETTER, EventType.PURGE}
 )
-MODELS = {"fact": Fact, "pending": PendingItem, "episode": Episode, "attachment": Attachment}
-# Records whose text fields the person edits (issue 8): their module reads and restores them.
-RECORDS = {"episode": episodes, "attachment": attachments}
+MODELS = {
+    "fact": Fact,
+    "pending": PendingItem,
+    "episode": Episode,
+    "attachment": Attachment,
+    "contradiction": Contradiction,
+}
+# Records whose fields the person changes (issue 8: episodes and attachments; issue 22: a
+# contradiction's resolution): their module reads and restores them.
+RECORDS = {"episode": episodes, "attachment": attachments, "contradiction": contradictions}
 DATETIME_FIELDS = {"expires_at", "cooldown_until"}
 
 
@@ -145,6 +153,8 @@ def _object_label(change: dict) -> str:
         return _("Episode #%(id)s") % {"id": change.get("id")}
     if change.get("kind") == "attachment":
         return _("Attachment #%(id)s") % {"id": change.get("id")}
+    if change.get("kind") == "contradiction":
+        return _("Contradiction #%(id)s") % {"id": change.get("id")}
     return _("Review item #%(id)s") % {"id": change.get("id")}
 
 

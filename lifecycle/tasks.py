@@ -5,11 +5,12 @@ retries are scheduled here because only the task knows how to call itself later.
 Periodic tasks run in the consumer `manage.py serve` starts (times in settings.TIME_ZONE).
 """
 
+from django.conf import settings
 from django.db import DatabaseError
 from huey.contrib.djhuey import HUEY, db_periodic_task, db_task
 
 from curator import history_log
-from lifecycle import consolidate, embedqueue, extract, metrics, schedule, sessions
+from lifecycle import consolidate, contradictions, embedqueue, extract, metrics, schedule, sessions
 from lifecycle.models import Trigger
 from retrieval import keywords, matrix, reindex
 from retrieval.search import prune_recall_log
@@ -85,6 +86,31 @@ def prune_search_logs() -> None:
     prune_recall_log()
     matrix.prune_log()
     keywords.prune_log()
+
+
+@db_task()
+def find_contradictions_soon() -> None:
+    """Queued after writes (at most one per CONTRADICTIONS_DELAY): pairs with a fact that
+    changed in the last day."""
+    contradictions.scan_recent()
+
+
+def contradictions_after_write() -> None:
+    """What the receiver calls for every changed fact: one delayed scan sees them all."""
+    if contradictions.due_after_write():
+        find_contradictions_soon.schedule(delay=settings.CONTRADICTIONS_DELAY)
+
+
+@db_task()
+def find_contradictions_now() -> None:
+    """The Contradictions tab's "Look now": every active fact, as at night."""
+    contradictions.scan()
+
+
+@db_periodic_task(schedule.check_for("find_contradictions"))
+def find_contradictions() -> None:
+    """Every active fact against every other worth comparing."""
+    contradictions.scan()
 
 
 @db_periodic_task(schedule.check_for("heartbeat"))

@@ -15,3 +15,14 @@ def client_in(client, owner_user):
     """A browser-like client logged in as the owner account."""
     client.force_login(owner_user)
     return client
+
+
+@pytest.fixture
+def chinese_client(client_in):
+    """The logged-in client asking for Simplified Chinese pages. Afterwards the thread's
+    language goes back to the default: LocaleMiddleware leaves the last request's active."""
+    from django.utils import translation
+
+    client_in.cookies["django_language"] = "zh-hans"
+    yield client_in
+    translation.deactivate()

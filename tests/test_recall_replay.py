@@ -158,10 +158,9 @@ def test_the_debugger_opens_recent_recalls_for_replay(client_in, recalled):
     assert f'href="/recalls/{recalled.pk}/"' in html
 
 
-def test_the_recall_pages_speak_chinese(client_in, recalled):
-    client_in.cookies["django_language"] = "zh-hans"
-    assert "召回记录" in client_in.get("/recalls/").content.decode()
-    html = client_in.get(f"/recalls/{recalled.pk}/").content.decode()
+def test_the_recall_pages_speak_chinese(chinese_client, recalled):
+    assert "召回记录" in chinese_client.get("/recalls/").content.decode()
+    html = chinese_client.get(f"/recalls/{recalled.pk}/").content.decode()
     assert "当时" in html and "当前" in html
 
 

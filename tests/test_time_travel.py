@@ -230,10 +230,11 @@ def test_a_facts_history_marks_the_version_active_at_a_chosen_date(client_in, mo
     assert "No version of this fact was active at 2026-02-01 00:00" in before.content.decode()
 
 
-def test_the_history_speaks_chinese(client_in, moved):
+def test_the_history_speaks_chinese(chinese_client, moved):
     _, munich = moved
-    client_in.cookies["django_language"] = "zh-hans"
-    html = client_in.get(f"/facts/{munich.pk}/", {"as_of": "2026-03-02T12:00"}).content.decode()
+    html = chinese_client.get(
+        f"/facts/{munich.pk}/", {"as_of": "2026-03-02T12:00"}
+    ).content.decode()
     assert "哪个版本" in html and "已被取代" in html
 
 

@@ -24,6 +24,7 @@ from curator.writepath.clean import (  # noqa: F401
     clean_content,
     clean_tags,
 )
+from curator.writepath.contradictions import resolve_contradiction  # noqa: F401
 from curator.writepath.core import (  # noqa: F401
     BOOST_STEP,
     BOOSTED,

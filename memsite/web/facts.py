@@ -19,7 +19,7 @@ from curator import timetravel
 from curator import writepath as wp
 from curator.diff import inline_diff
 from curator.history import fact_history
-from curator.models import Fact, FactQuerySet, FactStatus, MemoryEvent, Owner
+from curator.models import EventType, Fact, FactQuerySet, FactStatus, MemoryEvent, Owner
 from curator.transcripts import provenance
 from memsite.web.activity import entry
 from memsite.web.common import done_banner, safe_next
@@ -185,7 +185,12 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
     moment = AsOfForm(request.GET or None)
     as_of = moment.cleaned_data.get("as_of") if moment.is_valid() else None
     events = (
-        MemoryEvent.objects.filter(Q(fact__in=chain) | Q(pending__conflicts_with=fact))
+        MemoryEvent.objects.filter(
+            Q(fact__in=chain)
+            | Q(pending__conflicts_with=fact)
+            | Q(event_type=EventType.RESOLVE, payload__left=fact.pk)
+            | Q(event_type=EventType.RESOLVE, payload__right=fact.pk)
+        )
         .select_related("fact", "pending")
         .distinct()
         .order_by("-created_at", "-pk")

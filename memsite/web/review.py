@@ -21,6 +21,7 @@ from django.utils.text import Truncator
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
+from curator import contradictions as contradiction_inbox
 from curator import writepath as wp
 from curator.describe import describe
 from curator.diff import diff_pair
@@ -119,6 +120,8 @@ def review(request: HttpRequest) -> HttpResponse:
         "bulk_actions": ReviewBulkForm.ACTIONS,
         "banner": done_banner(request),
         "query": urlencode({k: v for k, v in request.GET.items() if k != "page" and v}),
+        "tab": "queue",
+        "contradiction_count": contradiction_inbox.inbox(owner).count(),
     }
     return render_page(request, "curator/review.html", context)
 

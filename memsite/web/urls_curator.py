@@ -1,6 +1,15 @@
 from django.urls import path
 
-from memsite.web import activity, archive, attachments, episodes, facts, review, sessions
+from memsite.web import (
+    activity,
+    archive,
+    attachments,
+    contradictions,
+    episodes,
+    facts,
+    review,
+    sessions,
+)
 from memsite.web import cards as views_cards
 from memsite.web import home as views
 from memsite.web import onboarding as views_onboarding
@@ -26,6 +35,13 @@ urlpatterns = [
     # Review desk, facts, activity log (issue 3)
     path("review/", review.review, name="review"),
     path("review/bulk/", review.bulk, name="review_bulk"),
+    path("review/contradictions/", contradictions.contradictions, name="contradictions"),
+    path("review/contradictions/check/", contradictions.check_now, name="contradictions_check"),
+    path(
+        "review/contradictions/<int:pk>/resolve/",
+        contradictions.resolve,
+        name="contradiction_resolve",
+    ),
     path("review/<int:pk>/", review.item, name="review_item"),
     path("review/<int:pk>/edit/", review.edit, name="review_edit"),
     path("review/<int:pk>/confirm/", review.confirm, name="review_confirm"),
