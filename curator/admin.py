@@ -128,3 +128,8 @@ class CardRevisionAdmin(ReadOnlyAdmin):
 class ContradictionAdmin(ReadOnlyAdmin):
     list_display = ["found_at", "left", "right", "rule", "status", "resolution"]
     list_filter = ["status", "rule"]
+
+
+@admin.register(models.SourceThreshold)
+class SourceThresholdAdmin(ReadOnlyAdmin):
+    list_display = ["source", "write", "pending", "updated_at"]

@@ -17,6 +17,7 @@ from django.utils.safestring import SafeString
 from django.utils.text import Truncator, capfirst
 from django.utils.translation import gettext as _
 
+from curator import thresholds
 from curator.diff import inline_diff
 from curator.models import (
     ContradictionStatus,
@@ -33,6 +34,7 @@ from curator.models import (
     Source,
 )
 from curator.undo import changes_of
+from memsite.core.tokens import token_names
 
 CHOICES = {
     "status": {
@@ -53,6 +55,8 @@ def field_label(name: str) -> str:
         "cooldown_until": _("snoozed until"),
         "resulting_fact": _("became fact"),
         "resolution": _("resolution"),
+        "write": _("write at"),
+        "pending": _("review at"),
     }
     if name in extra:
         return extra[name]
@@ -181,6 +185,8 @@ def describe(event: MemoryEvent) -> str:
         return _describe_update(event, p, text)
     if kind == EventType.RESOLVE:
         return _describe_resolve(p)
+    if kind == EventType.THRESHOLD:
+        return _describe_threshold(p)
     simple = {
         EventType.ARCHIVE: _("Archived %(text)s"),
         EventType.DELETE: _("Deleted %(text)s"),
@@ -248,3 +254,25 @@ def _describe_resolve(p: dict) -> str:
         merged = _quote((p.get("after") or {}).get("content"))
         return _("Merged %(a)s and %(b)s into %(text)s") % {"a": left, "b": right, "text": merged}
     return _("Marked %(a)s and %(b)s as both true") % {"a": left, "b": right}
+
+
+def source_label(key: str) -> str:
+    """A calibration source as people read it: an agent by its token's name, an extractor."""
+    token = thresholds.token_of(key or "")
+    if token is not None:
+        name = token_names().get(token, f"#{token}")
+        return _("agent “%(name)s”") % {"name": name}
+    return str(CHOICES["source"].get(key, key))
+
+
+def _describe_threshold(p: dict) -> str:
+    after = p.get("after") or {}
+
+    def shown(value) -> str:
+        return _("default") if value is None else f"{value:.2f}"
+
+    return _("Set the thresholds of %(source)s: write at %(write)s, review at %(pending)s") % {
+        "source": source_label(p.get("source", "")),
+        "write": shown(after.get("write")),
+        "pending": shown(after.get("pending")),
+    }

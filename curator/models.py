@@ -451,6 +451,7 @@ class EventType(models.TextChoices):
     EPISODE_EDIT = "episode_edit", _("episode edited")
     ATTACHMENT_EDIT = "attachment_edit", _("attachment edited")
     RESOLVE = "resolve", _("contradiction resolved")
+    THRESHOLD = "threshold", _("confidence threshold changed")
 
 
 class MemoryEvent(models.Model):
@@ -544,6 +545,28 @@ class Contradiction(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.left_id} / #{self.right_id} ({self.rule})"
+
+
+class SourceThreshold(models.Model):
+    """Confidence thresholds for one source of candidate memories, set on the Calibration page.
+
+    `source` is a calibration key: "token:<id>" for an API token (an agent), else a Source
+    value (rules, llm, onboarding, consolidation ...). Empty values follow the environment's
+    MEMSITE_CONFIDENCE_WRITE / _PENDING.
+    """
+
+    source = models.CharField(_("source"), max_length=64, unique=True)
+    write = models.FloatField(_("write at"), null=True, blank=True)
+    pending = models.FloatField(_("review at"), null=True, blank=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("confidence threshold")
+        verbose_name_plural = _("confidence thresholds")
+        ordering = ["source"]
+
+    def __str__(self) -> str:
+        return self.source
 
 
 class CardAuthor(models.TextChoices):

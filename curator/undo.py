@@ -20,7 +20,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.formats import date_format
 from django.utils.translation import gettext as _
 
-from curator import attachments, contradictions, episodes
+from curator import attachments, contradictions, episodes, thresholds
 from curator.models import (
     Attachment,
     Contradiction,
@@ -33,6 +33,7 @@ from curator.models import (
     PendingItem,
     PendingReason,
     PendingStatus,
+    SourceThreshold,
     expiry_for,
 )
 from curator.normalize import content_key
@@ -55,10 +56,16 @@ MODELS = {
     "episode": Episode,
     "attachment": Attachment,
     "contradiction": Contradiction,
+    "threshold": SourceThreshold,
 }
 # Records whose fields the person changes (issue 8: episodes and attachments; issue 22: a
 # contradiction's resolution): their module reads and restores them.
-RECORDS = {"episode": episodes, "attachment": attachments, "contradiction": contradictions}
+RECORDS = {
+    "episode": episodes,
+    "attachment": attachments,
+    "contradiction": contradictions,
+    "threshold": thresholds,
+}
 DATETIME_FIELDS = {"expires_at", "cooldown_until"}
 
 
@@ -155,6 +162,8 @@ def _object_label(change: dict) -> str:
         return _("Attachment #%(id)s") % {"id": change.get("id")}
     if change.get("kind") == "contradiction":
         return _("Contradiction #%(id)s") % {"id": change.get("id")}
+    if change.get("kind") == "threshold":
+        return _("The thresholds of %(source)s") % {"source": change.get("id")}
     return _("Review item #%(id)s") % {"id": change.get("id")}
 
 

@@ -88,3 +88,4 @@ from curator.writepath.propose import (  # noqa: F401
     replay,
     request_fingerprint,
 )
+from curator.writepath.thresholds import set_threshold  # noqa: F401

@@ -24,6 +24,7 @@ from curator.models import (
     expiry_for,
 )
 from curator.normalize import content_key, normalise_label, normalise_text
+from curator.thresholds import source_key
 from curator.writepath.core import (
     DEFAULT_RETENTION,
     DURATIONS,
@@ -59,10 +60,16 @@ class Clean:
     verified: bool
     delete_fact: Fact | None
     why: str = ""
+    token_id: int | None = None
 
     @property
     def key(self) -> str:
         return content_key(self.content)
+
+    @property
+    def origin(self) -> str:
+        """Where it came from, as calibration and per-source thresholds name it."""
+        return source_key(self.source, self.token_id)
 
     def retention(self, start: datetime | None = None) -> tuple[str, datetime | None]:
         """(priority, expires_at) as of `start`; computed when written, not when proposed."""
@@ -94,6 +101,7 @@ class Clean:
             "source": self.source,
             "source_turn_id": self.source_turn.pk if self.source_turn else None,
             "verified": self.verified,
+            **({"token_id": self.token_id} if self.token_id else {}),
         }
 
 
@@ -242,6 +250,7 @@ def clean_candidate(candidate: Candidate, owner: Owner) -> Clean:
         verified=bool(candidate.verified),
         delete_fact=target,
         why=why if why != normalise_text(content) else "",
+        token_id=candidate.token_id if isinstance(candidate.token_id, int) else None,
     )
 
 

@@ -94,6 +94,9 @@ class Candidate:
     source_turn_id: int | None = None
     verified: bool = False
     delete_fact_id: int | None = None
+    # The API token that proposed it (the agent, today): calibration and per-source
+    # thresholds tell agents apart by it.
+    token_id: int | None = None
 
 
 @dataclass

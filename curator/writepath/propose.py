@@ -7,9 +7,9 @@ import json
 from dataclasses import asdict
 from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from curator import thresholds
 from curator.models import (
     Actor,
     EventType,
@@ -86,8 +86,10 @@ def propose(
 
 
 def request_fingerprint(candidate: Candidate) -> str:
-    """A short hash of everything the caller asked for (every field of the candidate)."""
-    data = json.dumps(asdict(candidate), sort_keys=True, ensure_ascii=False, default=str)
+    """A short hash of everything the caller asked for (every field of the candidate but the
+    token: a retry through another token of the same agent is still the same request)."""
+    fields = {k: v for k, v in asdict(candidate).items() if k != "token_id"}
+    data = json.dumps(fields, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(data.encode()).hexdigest()[:32]
 
 
@@ -111,23 +113,25 @@ def replay(operation_id: str, request: str = "") -> Result | None:
 
 def _route(clean: Clean, work: Work, operation_id: str | None) -> Result:
     owner = work.owner
+    # This source's thresholds: the Calibration page's, else the environment's defaults.
+    limits = thresholds.for_source(clean.origin)
     if clean.delete_fact is not None:
-        return _suggest_deletion(clean, work, operation_id)
+        return _suggest_deletion(clean, work, operation_id, limits)
     if work.actor != Actor.PERSON and (rejected := rejected_before(clean, owner)):
         return _drop(clean, work, operation_id, "rejected_before", rejected=rejected)
-    if clean.confidence < settings.CONFIDENCE_PENDING:
-        return _drop(clean, work, operation_id, "low_confidence")
+    if clean.confidence < limits.pending:
+        return _drop(clean, work, operation_id, "low_confidence", threshold=limits.pending)
     if (same := duplicate_of(clean, owner)) is not None:
         return _boost(same, clean, work, operation_id)
     if work.actor != Actor.PERSON and (waiting := _waiting(clean, owner)) is not None:
         return _repeat_pending(waiting, clean, work, operation_id)
     holder = current_holder(owner, clean.subject, clean.predicate, exclude_key=clean.key)
-    if clean.confidence < settings.CONFIDENCE_WRITE:
+    if clean.confidence < limits.write:
         reason = PendingReason.CONFLICT if holder else PendingReason.LOW_CONFIDENCE
-        return _queue(clean, work, operation_id, reason, holder)
+        return _queue(clean, work, operation_id, reason, holder, limits.write)
     if holder is not None and holder.verified and work.actor != Actor.PERSON:
-        return _queue(clean, work, operation_id, PendingReason.CONFLICT, holder)
-    return _write(clean, work, operation_id, holder)
+        return _queue(clean, work, operation_id, PendingReason.CONFLICT, holder, limits.write)
+    return _write(clean, work, operation_id, holder, limits.write)
 
 
 def current_holder(owner, subject: str, predicate: str, *, exclude_key: str = "", exclude=()):
@@ -179,8 +183,7 @@ def rejected_before(clean: Clean, owner: Owner) -> dict | None:
     return {"fact": fact.pk} if fact is not None else None
 
 
-def _drop(clean, work, operation_id, reason: str, **extra) -> Result:
-    threshold = settings.CONFIDENCE_PENDING if reason == "low_confidence" else None
+def _drop(clean, work, operation_id, reason: str, threshold=None, **extra) -> Result:
     event = work.event(
         EventType.DROP,
         operation_id=operation_id,
@@ -190,6 +193,7 @@ def _drop(clean, work, operation_id, reason: str, **extra) -> Result:
         candidate=_candidate_json(clean),
         confidence=clean.confidence,
         threshold=threshold,
+        origin=clean.origin,
         **extra,
     )
     return Result(DROPPED, None, None, event)
@@ -245,7 +249,7 @@ def _repeat_pending(item: PendingItem, clean: Clean, work: Work, operation_id) -
     return Result(PENDING, None, item, event)
 
 
-def _queue(clean, work, operation_id, reason: str, holder: Fact | None) -> Result:
+def _queue(clean, work, operation_id, reason: str, holder: Fact | None, threshold) -> Result:
     candidate = _candidate_json(clean)
     if holder is not None and reason == PendingReason.CONFLICT:
         candidate["replaces"] = {"id": holder.pk, "content": holder.content}
@@ -268,7 +272,8 @@ def _queue(clean, work, operation_id, reason: str, holder: Fact | None) -> Resul
         fact=holder,
         pending=item,
         outcome=PENDING,
-        threshold=settings.CONFIDENCE_WRITE,
+        threshold=threshold,
+        origin=clean.origin,
         **payload,
     )
     return Result(PENDING, None, item, event)
@@ -308,7 +313,7 @@ def put_fact(clean: Clean, work: Work, holder: Fact | None, *, verified, confide
     return fact
 
 
-def _write(clean: Clean, work: Work, operation_id, holder: Fact | None) -> Result:
+def _write(clean: Clean, work: Work, operation_id, holder: Fact | None, threshold) -> Result:
     previous = snapshot(holder) if holder is not None else None
     fact = put_fact(clean, work, holder, verified=clean.verified, confidence=clean.confidence)
     outcome = SUPERSEDED if holder is not None else WRITTEN
@@ -320,12 +325,13 @@ def _write(clean: Clean, work: Work, operation_id, holder: Fact | None) -> Resul
         before=previous,
         after=snapshot(fact),
         confidence=clean.confidence,
-        threshold=settings.CONFIDENCE_WRITE,
+        threshold=threshold,
+        origin=clean.origin,
     )
     return Result(outcome, fact, None, event)
 
 
-def _suggest_deletion(clean: Clean, work: Work, operation_id) -> Result:
+def _suggest_deletion(clean: Clean, work: Work, operation_id, limits) -> Result:
     target = clean.delete_fact
     mine = PendingItem.objects.filter(
         owner=work.owner, reason=PendingReason.DELETION, candidate__fact_id=target.pk
@@ -334,8 +340,8 @@ def _suggest_deletion(clean: Clean, work: Work, operation_id) -> Result:
         old := mine.filter(status=PendingStatus.REJECTED, candidate__content_key=clean.key).first()
     ):
         return _drop(clean, work, operation_id, "rejected_before", rejected={"pending": old.pk})
-    if clean.confidence < settings.CONFIDENCE_PENDING:
-        return _drop(clean, work, operation_id, "low_confidence")
+    if clean.confidence < limits.pending:
+        return _drop(clean, work, operation_id, "low_confidence", threshold=limits.pending)
     if (waiting := mine.filter(status__in=OPEN).first()) is not None:
         return _repeat_pending(waiting, clean, work, operation_id)
-    return _queue(clean, work, operation_id, PendingReason.DELETION, target)
+    return _queue(clean, work, operation_id, PendingReason.DELETION, target, limits.write)

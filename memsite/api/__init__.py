@@ -219,6 +219,7 @@ def health(request):
 
 # The routers live beside this file, one per area; imported last because they use `api`-free
 # helpers only (memsite.api.common), so there is no import cycle.
+from memsite.api.calibration import router as calibration_router  # noqa: E402
 from memsite.api.contradictions import router as contradictions_router  # noqa: E402
 from memsite.api.conversations import router as conversations_router  # noqa: E402
 from memsite.api.memories import router as memories_router  # noqa: E402
@@ -232,3 +233,4 @@ api.add_router("", retrieval_router)
 api.add_router("", profile_router)
 api.add_router("", recalls_router)
 api.add_router("", contradictions_router)
+api.add_router("", calibration_router)

@@ -185,7 +185,8 @@ def propose(request, payload: MemoryIn):
             422, "invalid", _("Give priority or duration, not both."), {"duration": "conflict"}
         )
     operation_id = data.pop("operation_id")
-    candidate = wp.Candidate(**data, source="api")
+    token = getattr(request, "auth", None)
+    candidate = wp.Candidate(**data, source="api", token_id=getattr(token, "pk", None))
     try:
         result = wp.propose(
             candidate, actor=AGENT, owner=owner(), operation_id=operation_id, same_request=True

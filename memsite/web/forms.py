@@ -303,3 +303,28 @@ class ActivityFilterForm(forms.Form):
     date_from = forms.DateField(label=_("From"), required=False, widget=DateInput())
     date_to = forms.DateField(label=_("To"), required=False, widget=DateInput())
     batch = forms.CharField(label=_("Batch"), required=False)
+
+
+# --------------------------------------------------------------------------------------
+# Calibration
+# --------------------------------------------------------------------------------------
+
+
+class ThresholdForm(forms.Form):
+    """One source's thresholds; an empty field means the environment's default."""
+
+    source = forms.CharField(max_length=64, widget=forms.HiddenInput)
+    write = forms.FloatField(
+        label=_("Write at"),
+        required=False,
+        min_value=0,
+        max_value=1,
+        widget=forms.NumberInput(attrs={"step": "0.01"}),
+    )
+    pending = forms.FloatField(
+        label=_("Review at"),
+        required=False,
+        min_value=0,
+        max_value=1,
+        widget=forms.NumberInput(attrs={"step": "0.01"}),
+    )

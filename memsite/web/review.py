@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from django.conf import settings
 from django.contrib import messages
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
@@ -22,6 +21,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from curator import contradictions as contradiction_inbox
+from curator import thresholds
 from curator import writepath as wp
 from curator.describe import describe
 from curator.diff import diff_pair
@@ -70,7 +70,10 @@ class Row:
 
     @property
     def threshold(self) -> float:
-        return settings.CONFIDENCE_WRITE
+        """The write threshold of the source that proposed it (Calibration page or default)."""
+        return thresholds.for_source(
+            thresholds.source_key(self.c.get("source") or "", self.c.get("token_id"))
+        ).write
 
     @property
     def percent(self) -> int:
