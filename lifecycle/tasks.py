@@ -12,6 +12,7 @@ from huey.contrib.djhuey import HUEY, db_periodic_task, db_task
 from curator import history_log
 from lifecycle import consolidate, contradictions, embedqueue, extract, metrics, schedule, sessions
 from lifecycle.models import Trigger
+from memsite.core import queue
 from retrieval import keywords, matrix, reindex
 from retrieval.search import prune_recall_log
 
@@ -95,10 +96,19 @@ def find_contradictions_soon() -> None:
     contradictions.scan_recent()
 
 
+queue.upkeep(find_contradictions_soon.task_class.__name__)  # not what /health waits for
+
+
 def contradictions_after_write() -> None:
     """What the receiver calls for every changed fact: one delayed scan sees them all."""
-    if contradictions.due_after_write():
+    if delayed_runs_happen() and contradictions.due_after_write():
         find_contradictions_soon.schedule(delay=settings.CONTRADICTIONS_DELAY)
+
+
+def delayed_runs_happen() -> bool:
+    """In immediate mode (tests, debugging) a delayed task only waits in memory, never runs:
+    the check is left to the nightly run and to "Look for contradictions now"."""
+    return not HUEY.immediate
 
 
 @db_task()

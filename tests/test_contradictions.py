@@ -4,6 +4,7 @@ import json
 import re
 
 import pytest
+from huey.contrib.djhuey import HUEY
 
 from curator import writepath as wp
 from curator.models import (
@@ -121,6 +122,7 @@ def test_a_recent_scan_only_looks_at_pairs_with_a_changed_fact(coffee):
 def test_writes_queue_one_coalesced_scan(db, monkeypatch, settings):
     queued = []
     monkeypatch.setattr(contradictions, "_next_run", 0.0)
+    monkeypatch.setattr(tasks, "delayed_runs_happen", lambda: True)  # as in the consumer
     monkeypatch.setattr(
         tasks.find_contradictions_soon, "schedule", lambda **kw: queued.append(kw["delay"])
     )
@@ -325,3 +327,13 @@ def test_look_now_finds_contradictions(client_in, coffee):
 def test_the_contradictions_tab_speaks_chinese(chinese_client, found):
     html = chinese_client.get("/review/contradictions/").content.decode()
     assert "两者都对" in html and "保留这条" in html
+
+
+def test_a_queued_check_is_not_work_health_waits_for(api, monkeypatch):
+    monkeypatch.setattr(contradictions, "_next_run", 0.0)
+    monkeypatch.setattr(tasks, "delayed_runs_happen", lambda: True)
+    tasks.contradictions_after_write()  # scheduled a minute ahead
+    try:
+        assert api.get("/health").json()["queue"]["pending"] == 0
+    finally:
+        HUEY.flush()  # the schedule in memory outlives the test
