@@ -237,8 +237,8 @@ def _describe_update(event, p, text) -> str:
 
 
 def _describe_resolve(p: dict) -> str:
-    quotes = p.get("quotes") or {}
-    left, right = _quote(quotes.get("left")), _quote(quotes.get("right"))
+    left = _quote((p.get("left") or {}).get("content"))
+    right = _quote((p.get("right") or {}).get("content"))
     action = p.get("action")
     if action == Resolution.KEEP_LEFT:
         return _("Kept %(kept)s and archived %(other)s (a contradiction)") % {

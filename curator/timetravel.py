@@ -84,9 +84,9 @@ def changes(
 ) -> list[Change]:
     """Fact changes recorded in events after `after` (all of them without it).
 
-    Read with SQLite's json_each, so any event that changed a fact is found whatever fact
-    its `fact` column names (a supersede names the new version, a contradiction's
-    resolution names one of two facts)."""
+    Read with SQLite's json_each, so an event that changed a fact is found whatever fact its
+    `fact` column names (a supersede names the new version, a contradiction's resolution one
+    of two facts). Asked about given facts, only the events that can touch them are read."""
     sql, params = _CHANGES, []
     if after is not None:
         sql += " AND e.created_at > %s"
@@ -95,8 +95,17 @@ def changes(
         sql += " AND e.owner_id = %s"
         params.append(owner.pk)
     if fact_ids is not None:
-        sql += " AND json_extract(c.value, '$.id') IN (SELECT value FROM json_each(%s))"
-        params.append(json.dumps(sorted({int(i) for i in fact_ids})))
+        ids = json.dumps(sorted({int(i) for i in fact_ids}))
+        # Only events that can change these facts are opened: their own, those of a version
+        # that supersedes one of them, and resolutions and undos (which change two facts).
+        sql += (
+            f" AND (e.fact_id IN (SELECT value FROM json_each(%s))"
+            f" OR e.fact_id IN (SELECT id FROM {Fact._meta.db_table}"
+            " WHERE supersedes_id IN (SELECT value FROM json_each(%s)))"
+            " OR e.event_type IN (%s, %s))"
+            " AND json_extract(c.value, '$.id') IN (SELECT value FROM json_each(%s))"
+        )
+        params += [ids, ids, EventType.RESOLVE, EventType.UNDO, ids]
     order = "DESC" if newest_first else "ASC"
     sql += f" ORDER BY e.created_at {order}, e.id {order}"
     with connection.cursor() as cur:

@@ -337,3 +337,25 @@ def test_a_queued_check_is_not_work_health_waits_for(api, monkeypatch):
         assert api.get("/health").json()["queue"]["pending"] == 0
     finally:
         HUEY.flush()  # the schedule in memory outlives the test
+
+
+def test_purging_a_fact_blanks_its_text_in_the_resolution(found):
+    (left, right), _ = found
+    item = Contradiction.objects.get(left=left)
+    event = wp.resolve_contradiction(item.pk, "keep_left")
+    wp.purge_fact(right.pk)
+    event.refresh_from_db()
+    assert event.payload["right"]["content"] is None
+    assert "I don't drink coffee any more" not in json.dumps(event.payload, ensure_ascii=False)
+    assert event.payload["left"]["content"] == "I drink coffee every morning"
+    assert not Contradiction.objects.filter(pk=item.pk).exists()
+
+
+def test_a_resolution_and_its_undo_are_in_the_facts_lifetime(found):
+    from curator import timetravel
+
+    (left, right), _ = found
+    item = Contradiction.objects.get(left=left)
+    undo_event(wp.resolve_contradiction(item.pk, "keep_right").pk)
+    intervals = timetravel.lifetime(Fact.objects.get(pk=left.pk)).intervals
+    assert [i.ended_by for i in intervals] == ["archived", ""]

@@ -79,7 +79,11 @@ def resolve_contradiction(
         merged = _check(item, action, text)
         work = Work(item.owner, actor)
         before = records.values(item)
-        quotes = {"left": item.left.content, "right": item.right.content}
+        # Shaped like the log's other quotes ({"id", "content"}), so a purge blanks them.
+        quoted = {
+            side: {"id": fact.pk, "content": fact.content}
+            for side, fact in (("left", item.left), ("right", item.right))
+        }
         kept = {Resolution.KEEP_LEFT: item.left, Resolution.KEEP_RIGHT: item.right}.get(action)
         if action == Resolution.KEEP_LEFT:
             _archive(item.right, work)
@@ -98,7 +102,7 @@ def resolve_contradiction(
         item.save()
         work.record("contradiction", item.pk, before, records.values(item))
         # The event belongs to the fact whose state changed: the archived one, or the one
-        # a merge rewrote (both facts' pages find it through `left` / `right` too).
+        # a merge rewrote (both facts' pages find it through `left` / `right` ids too).
         changed = {
             Resolution.KEEP_LEFT: item.right,
             Resolution.KEEP_RIGHT: item.left,
@@ -108,8 +112,6 @@ def resolve_contradiction(
             fact=changed,
             contradiction=item.pk,
             action=action,
-            left=item.left_id,
-            right=item.right_id,
-            quotes=quotes,
-            after={"content": kept.content} if kept else None,
+            after={"id": kept.pk, "content": kept.content} if kept else None,
+            **quoted,
         )

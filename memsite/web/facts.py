@@ -188,8 +188,8 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         MemoryEvent.objects.filter(
             Q(fact__in=chain)
             | Q(pending__conflicts_with=fact)
-            | Q(event_type=EventType.RESOLVE, payload__left=fact.pk)
-            | Q(event_type=EventType.RESOLVE, payload__right=fact.pk)
+            | Q(event_type=EventType.RESOLVE, payload__left__id=fact.pk)
+            | Q(event_type=EventType.RESOLVE, payload__right__id=fact.pk)
         )
         .select_related("fact", "pending")
         .distinct()
