@@ -246,3 +246,15 @@ def test_the_debugger_searches_as_of_a_date(client_in, moved):
     assert "Searching the memory as it stood at 2026-03-02 12:00" in html
     results = html.split('class="table results"')[1].split("</table>")[0]
     assert "Berlin" in results and "Munich" not in results
+
+
+def test_why_not_as_of_a_date_speaks_of_that_date(moved):
+    from retrieval.explain import why_not
+
+    berlin, munich = moved
+    later = why_not("where does the user live", "fact", munich.pk, as_of=DAY2)
+    assert later.gate == "not_yet" and "written after 2026-03-02 09:00" in later.message
+    then = why_not("where does the user live", "fact", berlin.pk, as_of=DAY2)
+    assert then.gate == "recalled"  # superseded today, the answer then
+    gone = why_not("where does the user live", "fact", berlin.pk, as_of=DAY4)
+    assert gone.gate == "inactive_then" and "superseded" in gone.message
