@@ -133,3 +133,14 @@ class GuardRuleAdmin(ReadOnlyAdmin):
 class GuardHitAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "rule_name", "action", "source", "agent_token_id", "excerpt"]
     list_filter = ["action", "source"]
+
+
+@admin.register(models.Contradiction)
+class ContradictionAdmin(ReadOnlyAdmin):
+    list_display = ["found_at", "left", "right", "rule", "status", "resolution"]
+    list_filter = ["status", "rule"]
+
+
+@admin.register(models.SourceThreshold)
+class SourceThresholdAdmin(ReadOnlyAdmin):
+    list_display = ["source", "write", "pending", "updated_at"]

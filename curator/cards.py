@@ -217,6 +217,16 @@ def latest_revision(key: str) -> CardRevision | None:
     return CardRevision.objects.filter(card=key).first()
 
 
+def text_at(key: str, moment: datetime) -> str:
+    """The card as it read at `moment`: its last revision by then ('' when it had none yet;
+    the current text when the card never had a revision at all, so nothing can be older)."""
+    revisions = CardRevision.objects.filter(card=key)
+    then = revisions.filter(created_at__lte=moment).order_by("-created_at", "-id").first()
+    if then is not None:
+        return then.content
+    return "" if revisions.exists() else read(key)
+
+
 def _record_drift(key: str, current: str) -> None:
     """A change made outside the app (a text editor, another process) becomes a revision first,
     so the history has no holes and the outside version can be restored later."""

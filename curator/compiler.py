@@ -271,10 +271,15 @@ class Profile:
         }
 
 
-def compiled_profile(budget: int | None = None, *, refresh: bool = False) -> Profile:
-    """The persona and user cards as injected: what /api/v1/profile and context assembly use."""
+def compiled_profile(
+    budget: int | None = None, *, refresh: bool = False, texts: dict | None = None
+) -> Profile:
+    """The persona and user cards as injected: what /api/v1/profile and context assembly use.
+    `texts` gives the cards' text instead of reading them (the cards as they were once)."""
     total = budget if budget is not None else settings.CARDS_TOKEN_BUDGET
-    persona_text, user_text = cards.read("persona"), cards.read("user")
+    if texts is None:
+        texts = {"persona": cards.read("persona"), "user": cards.read("user")}
+    persona_text, user_text = texts["persona"], texts["user"]
     persona_budget, user_budget = split_budget(
         estimate_tokens(clean(persona_text)), estimate_tokens(clean(user_text)), total
     )

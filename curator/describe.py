@@ -17,9 +17,11 @@ from django.utils.safestring import SafeString
 from django.utils.text import Truncator, capfirst
 from django.utils.translation import gettext as _
 
+from curator import thresholds
 from curator.diff import inline_diff
 from curator.guard import rules as guard
 from curator.models import (
+    ContradictionStatus,
     EventType,
     Fact,
     FactStatus,
@@ -29,13 +31,20 @@ from curator.models import (
     PendingReason,
     PendingStatus,
     Priority,
+    Resolution,
     Scope,
     Source,
 )
 from curator.undo import changes_of
+from memsite.core.tokens import token_names
 
 CHOICES = {
-    "status": {**dict(FactStatus.choices), **dict(PendingStatus.choices)},
+    "status": {
+        **dict(FactStatus.choices),
+        **dict(PendingStatus.choices),
+        **dict(ContradictionStatus.choices),
+    },
+    "resolution": dict(Resolution.choices),
     "type": dict(FactType.choices),
     "scope": dict(Scope.choices),
     "priority": dict(Priority.choices),
@@ -44,7 +53,13 @@ CHOICES = {
 
 
 def field_label(name: str) -> str:
-    extra = {"cooldown_until": _("snoozed until"), "resulting_fact": _("became fact")}
+    extra = {
+        "cooldown_until": _("snoozed until"),
+        "resulting_fact": _("became fact"),
+        "resolution": _("resolution"),
+        "write": _("write at"),
+        "pending": _("review at"),
+    }
     if name in extra:
         return extra[name]
     try:
@@ -181,6 +196,10 @@ def describe(event: MemoryEvent) -> str:
             "rule": p.get("rule", "?"),
             "what": what or text,
         }
+    if kind == EventType.RESOLVE:
+        return _describe_resolve(p)
+    if kind == EventType.THRESHOLD:
+        return _describe_threshold(p)
     simple = {
         EventType.ARCHIVE: _("Archived %(text)s"),
         EventType.DELETE: _("Deleted %(text)s"),
@@ -240,3 +259,45 @@ def _describe_update(event, p, text) -> str:
     }:
         return _("Restored %(text)s") % {"text": text}
     return _("Edited %(fields)s of %(text)s") % {"fields": ", ".join(names), "text": text}
+
+
+def _describe_resolve(p: dict) -> str:
+    left = _quote((p.get("left") or {}).get("content"))
+    right = _quote((p.get("right") or {}).get("content"))
+    action = p.get("action")
+    if action == Resolution.KEEP_LEFT:
+        return _("Kept %(kept)s and archived %(other)s (a contradiction)") % {
+            "kept": left,
+            "other": right,
+        }
+    if action == Resolution.KEEP_RIGHT:
+        return _("Kept %(kept)s and archived %(other)s (a contradiction)") % {
+            "kept": right,
+            "other": left,
+        }
+    if action == Resolution.MERGE:
+        merged = _quote((p.get("after") or {}).get("content"))
+        return _("Merged %(a)s and %(b)s into %(text)s") % {"a": left, "b": right, "text": merged}
+    return _("Marked %(a)s and %(b)s as both true") % {"a": left, "b": right}
+
+
+def source_label(key: str) -> str:
+    """A calibration source as people read it: an agent by its token's name, an extractor."""
+    token = thresholds.token_of(key or "")
+    if token is not None:
+        name = token_names().get(token, f"#{token}")
+        return _("agent “%(name)s”") % {"name": name}
+    return str(CHOICES["source"].get(key, key))
+
+
+def _describe_threshold(p: dict) -> str:
+    after = p.get("after") or {}
+
+    def shown(value) -> str:
+        return _("default") if value is None else f"{value:.2f}"
+
+    return _("Set the thresholds of %(source)s: write at %(write)s, review at %(pending)s") % {
+        "source": source_label(p.get("source", "")),
+        "write": shown(after.get("write")),
+        "pending": shown(after.get("pending")),
+    }

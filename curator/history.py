@@ -5,10 +5,12 @@ When it was recalled is retrieval's to say (retrieval.recalls)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 
+from curator import timetravel
 from curator.describe import FieldChange, describe, field_changes, field_label
 from curator.diff import inline_diff
 from curator.models import EventType, Fact, MemoryEvent
@@ -33,6 +35,9 @@ class Version:
     diff: SafeString | None
     steps: list[Step] = field(default_factory=list)
     current: bool = False
+    intervals: list[timetravel.Interval] = field(default_factory=list)
+    active_then: bool = False  # active at the moment the page was asked about
+    text_then: str = ""  # its text at that moment, when edited in place since
 
 
 def _created_this(event: MemoryEvent, fact: Fact) -> bool:
@@ -70,8 +75,9 @@ def _why(event: MemoryEvent | None) -> str:
     return what
 
 
-def fact_history(chain: list[Fact]) -> list[Version]:
-    """Oldest version first; each with its creating event and everything done to it since."""
+def fact_history(chain: list[Fact], as_of: datetime | None = None) -> list[Version]:
+    """Oldest version first; each with its creating event, everything done to it since and
+    the intervals it was active; with `as_of`, which version was active at that moment."""
     events = (
         MemoryEvent.objects.filter(fact__in=chain)
         .select_related("pending")
@@ -91,4 +97,17 @@ def fact_history(chain: list[Fact]) -> list[Version]:
         version.steps = [Step(e, describe(e), field_changes(e)) for e in own if e is not created]
         versions.append(version)
         previous = fact
+    _mark_lifetimes(versions, as_of)
     return versions
+
+
+def _mark_lifetimes(versions: list[Version], as_of: datetime | None) -> None:
+    lives = timetravel.lifetimes([v.fact for v in versions])
+    then = timetravel.states_at(as_of, fact_ids=lives) if as_of else {}
+    for version in versions:
+        life = lives[version.fact.pk]
+        version.intervals = life.intervals
+        if as_of is not None and life.active_at(as_of):
+            version.active_then = True
+            text = then.get(version.fact.pk, {}).get("content", version.fact.content)
+            version.text_then = text if text != version.fact.content else ""

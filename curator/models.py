@@ -523,6 +523,8 @@ class EventType(models.TextChoices):
     ATTACHMENT_EDIT = "attachment_edit", _("attachment edited")
     BLOCK = "block", _("blocked by a guardrail")
     REDACT = "redact", _("redacted")
+    RESOLVE = "resolve", _("contradiction resolved")
+    THRESHOLD = "threshold", _("confidence threshold changed")
 
 
 class MemoryEvent(models.Model):
@@ -572,6 +574,82 @@ class MemoryEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.event_type} by {self.actor}"
+
+
+class ContradictionStatus(models.TextChoices):
+    OPEN = "open", _("open")
+    RESOLVED = "resolved", _("resolved")
+    COMPATIBLE = "compatible", _("both true")
+    DISMISSED = "dismissed", _("judged compatible by the LLM")
+
+
+class Resolution(models.TextChoices):
+    KEEP_LEFT = "keep_left", _("kept the left one")
+    KEEP_RIGHT = "keep_right", _("kept the right one")
+    BOTH = "both", _("both are true")
+    MERGE = "merge", _("merged into one fact")
+
+
+class Contradiction(models.Model):
+    """Two active facts that cannot both be true, found by the contradiction job.
+
+    `left` is the older fact (lower id). `rule` says what found it (same_slot: the same
+    subject and predicate with another value; negation, slot, exclusive: the offline rules;
+    llm), `detail` what it saw, as codes and values the pages put into words. A pair is
+    found once: "both are true" keeps it from ever being asked again.
+    """
+
+    owner = models.ForeignKey(Owner, on_delete=models.CASCADE, related_name="contradictions")
+    left = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="+")
+    right = models.ForeignKey(Fact, on_delete=models.CASCADE, related_name="+")
+    rule = models.CharField(_("found by"), max_length=16)
+    detail = models.JSONField(_("details"), default=dict, blank=True)
+    status = models.CharField(
+        _("status"),
+        max_length=16,
+        choices=ContradictionStatus,
+        default=ContradictionStatus.OPEN,
+        db_index=True,
+    )
+    resolution = models.CharField(_("resolution"), max_length=16, choices=Resolution, blank=True)
+    found_at = models.DateTimeField(_("found"), default=timezone.now)
+    resolved_at = models.DateTimeField(_("resolved"), null=True, blank=True)
+
+    class Meta:
+        verbose_name = _("contradiction")
+        verbose_name_plural = _("contradictions")
+        ordering = ["-found_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["left", "right"], name="unique_contradiction_pair"),
+            models.CheckConstraint(
+                condition=models.Q(left__lt=models.F("right")), name="contradiction_left_first"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.left_id} / #{self.right_id} ({self.rule})"
+
+
+class SourceThreshold(models.Model):
+    """Confidence thresholds for one source of candidate memories, set on the Calibration page.
+
+    `source` is a calibration key: "token:<id>" for an API token (an agent), else a Source
+    value (rules, llm, onboarding, consolidation ...). Empty values follow the environment's
+    MEMSITE_CONFIDENCE_WRITE / _PENDING.
+    """
+
+    source = models.CharField(_("source"), max_length=64, unique=True)
+    write = models.FloatField(_("write at"), null=True, blank=True)
+    pending = models.FloatField(_("review at"), null=True, blank=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+
+    class Meta:
+        verbose_name = _("confidence threshold")
+        verbose_name_plural = _("confidence thresholds")
+        ordering = ["source"]
+
+    def __str__(self) -> str:
+        return self.source
 
 
 class CardAuthor(models.TextChoices):

@@ -20,10 +20,11 @@ from django.utils.dateparse import parse_datetime
 from django.utils.formats import date_format
 from django.utils.translation import gettext as _
 
-from curator import attachments, episodes
+from curator import attachments, contradictions, episodes, thresholds
 from curator.guard import turns
 from curator.models import (
     Attachment,
+    Contradiction,
     ConversationTurn,
     Episode,
     EventType,
@@ -33,6 +34,7 @@ from curator.models import (
     PendingItem,
     PendingReason,
     PendingStatus,
+    SourceThreshold,
     expiry_for,
 )
 from curator.normalize import content_key
@@ -61,10 +63,19 @@ MODELS = {
     "episode": Episode,
     "attachment": Attachment,
     "turn": ConversationTurn,
+    "contradiction": Contradiction,
+    "threshold": SourceThreshold,
 }
-# Records whose text fields the person edits (issue 8) or a guardrail masks: their module
-# reads and restores them.
-RECORDS = {"episode": episodes, "attachment": attachments, "turn": turns}
+# Records whose fields the person changes (issue 8: episodes and attachments; issue 22: a
+# contradiction's resolution) or a guardrail masks (turns): their module reads and restores
+# them.
+RECORDS = {
+    "episode": episodes,
+    "attachment": attachments,
+    "turn": turns,
+    "contradiction": contradictions,
+    "threshold": thresholds,
+}
 DATETIME_FIELDS = {"expires_at", "cooldown_until"}
 
 
@@ -163,6 +174,10 @@ def _object_label(change: dict) -> str:
         return _("Attachment #%(id)s") % {"id": change.get("id")}
     if change.get("kind") == "turn":
         return _("Turn #%(id)s") % {"id": change.get("id")}
+    if change.get("kind") == "contradiction":
+        return _("Contradiction #%(id)s") % {"id": change.get("id")}
+    if change.get("kind") == "threshold":
+        return _("The thresholds of %(source)s") % {"source": change.get("id")}
     return _("Review item #%(id)s") % {"id": change.get("id")}
 
 

@@ -16,7 +16,14 @@ def refresh_cards_soon(sender, fact_ids: list[int], **kwargs) -> None:
     tasks.request_card_refresh()
 
 
+def check_changed_fact(sender, kind: str, object_id: int, **kwargs) -> None:
+    """A new or changed fact may contradict another: a coalesced scan follows shortly."""
+    if kind == "fact":
+        tasks.contradictions_after_write()
+
+
 def connect() -> None:
     signals.item_changed.connect(index_changed_item, dispatch_uid="lifecycle.index")
+    signals.item_changed.connect(check_changed_fact, dispatch_uid="lifecycle.contradictions")
     signals.turn_recorded.connect(extract_recorded_turn, dispatch_uid="lifecycle.extract")
     signals.facts_changed.connect(refresh_cards_soon, dispatch_uid="lifecycle.cards")

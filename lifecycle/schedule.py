@@ -91,6 +91,12 @@ def periodic() -> list[Periodic]:
             _("every day at %(hour)02d:40 (%(zone)s)") % {"hour": hour, "zone": settings.TIME_ZONE},
             at_local(hour, 40),
         ),
+        Periodic(
+            "find_contradictions",
+            _("Find facts that contradict each other (Review → Contradictions)"),
+            _("every day at %(hour)02d:50 (%(zone)s)") % {"hour": hour, "zone": settings.TIME_ZONE},
+            at_local(hour, 50),
+        ),
         Periodic("heartbeat", _("Consumer heartbeat"), _("every minute"), every_minute),
     ]
 

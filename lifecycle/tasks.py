@@ -13,6 +13,7 @@ from curator import history_log
 from lifecycle import (
     chat_import,
     consolidate,
+    contradictions,
     embedqueue,
     extract,
     livecards,
@@ -21,6 +22,7 @@ from lifecycle import (
     sessions,
 )
 from lifecycle.models import Trigger
+from memsite.core import queue
 from retrieval import keywords, matrix, reindex
 from retrieval.search import prune_recall_log
 
@@ -124,6 +126,40 @@ def prune_search_logs() -> None:
     prune_recall_log()
     matrix.prune_log()
     keywords.prune_log()
+
+
+@db_task()
+def find_contradictions_soon() -> None:
+    """Queued after writes (at most one per CONTRADICTIONS_DELAY): pairs with a fact that
+    changed in the last day."""
+    contradictions.scan_recent()
+
+
+queue.upkeep(find_contradictions_soon.task_class.__name__)  # not what /health waits for
+
+
+def contradictions_after_write() -> None:
+    """What the receiver calls for every changed fact: one delayed scan sees them all."""
+    if delayed_runs_happen() and contradictions.due_after_write():
+        find_contradictions_soon.schedule(delay=settings.CONTRADICTIONS_DELAY)
+
+
+def delayed_runs_happen() -> bool:
+    """In immediate mode (tests, debugging) a delayed task only waits in memory, never runs:
+    the check is left to the nightly run and to "Look for contradictions now"."""
+    return not HUEY.immediate
+
+
+@db_task()
+def find_contradictions_now() -> None:
+    """The Contradictions tab's "Look now": every active fact, as at night."""
+    contradictions.scan()
+
+
+@db_periodic_task(schedule.check_for("find_contradictions"))
+def find_contradictions() -> None:
+    """Every active fact against every other worth comparing."""
+    contradictions.scan()
 
 
 @db_periodic_task(schedule.check_for("heartbeat"))

@@ -239,6 +239,10 @@ DEMOTE_BELOW = env_float("MEMSITE_DEMOTE_BELOW", 0.3)
 REVIEW_BELOW = env_float("MEMSITE_REVIEW_BELOW", 0.35)
 PROMOTE_AT = env_float("MEMSITE_PROMOTE_AT", 0.9)
 ATTACHMENT_RETENTION_DAYS = env_int("MEMSITE_ATTACHMENT_RETENTION_DAYS", 0)  # 0 = keep files
+# Contradictions (issue 22): after writes, one scan per this many seconds (coalesced); the LLM,
+# when configured, judges at most this many pairs the rules leave undecided per scan.
+CONTRADICTIONS_DELAY = max(1, env_int("MEMSITE_CONTRADICTIONS_DELAY", 60))
+CONTRADICTIONS_LLM_PAIRS = env_int("MEMSITE_CONTRADICTIONS_LLM_PAIRS", 20)
 
 # Retrieval (issue 4): search defaults chosen by measurement (docs/retrieval.md), the
 # embedder's batching and timeout, context assembly budgets (seed 000 section 5), recall log.

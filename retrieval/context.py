@@ -33,6 +33,7 @@ from django.conf import settings
 from django.utils import timezone, translation
 from django.utils.translation import gettext_lazy
 
+from curator import cards as card_files
 from curator.compiler import compiled_profile
 from curator.models import Actor, Scope, Session
 from retrieval import budget as tb
@@ -136,6 +137,7 @@ class ContextResult:
     over_by: int = 0
     search: SearchResult | None = field(default=None, repr=False)
     recall: Recall = field(default_factory=lambda: Recall("off"))
+    as_of: datetime | None = None
 
     @property
     def tokens(self) -> int:
@@ -165,6 +167,7 @@ class ContextResult:
             "degraded": self.degraded,
             "degraded_reason": self.degraded_reason or None,
             "recall": self.recall.to_dict(explain),
+            "as_of": self.as_of.isoformat() if self.as_of else None,
         }
 
 
@@ -178,10 +181,16 @@ class ContextResult:
 CARD_SCOPES = {"persona": Scope.SYSTEM, "user": Scope.USER}
 
 
-def core_cards(card_budget: int, scopes: frozenset[str] | None = None) -> list[tb.Block]:
+def core_cards(
+    card_budget: int, scopes: frozenset[str] | None = None, as_of: datetime | None = None
+) -> list[tb.Block]:
     """The persona and user cards as injected (compiled within their budget); `scopes`
-    limits them to the cards of those scopes (None: both)."""
-    profile = compiled_profile(card_budget)
+    limits them to the cards of those scopes (None: both); with `as_of`, as they read then
+    (their last revision by that moment)."""
+    texts = None
+    if as_of is not None:
+        texts = {key: card_files.text_at(key, as_of) for key in ("persona", "user")}
+    profile = compiled_profile(card_budget, texts=texts)
     blocks = []
     for name, compiled in (("persona", profile.persona), ("user", profile.user)):
         if scopes is not None and CARD_SCOPES[name] not in scopes:
@@ -201,15 +210,19 @@ def _turn_line(role: str, content: str, cap: int) -> tuple[str, bool]:
     return f"{role}: {text}", cut
 
 
-def recent_turns(session: Session | None, turns_budget: int) -> list[tb.Block]:
-    """The session's turns, newest first (the trimmer drops from the end = the oldest)."""
+def recent_turns(
+    session: Session | None, turns_budget: int, before: datetime | None = None
+) -> list[tb.Block]:
+    """The session's turns, newest first (the trimmer drops from the end = the oldest);
+    with `before`, only those recorded before that moment."""
     if session is None:
         return []
     cap = max(1, turns_budget // TURN_SHARE)
     blocks, used = [], 0
+    turns = session.turns.all() if before is None else session.turns.filter(timestamp__lt=before)
     # Four columns, not whole turns: building 200 turns (tool calls and results decoded from
     # JSON) took 15 ms of every POST /context in a long session.
-    newest = session.turns.order_by("-turn_index")[:200]
+    newest = turns.order_by("-turn_index")[:200]
     for pk, role, content, turn_index in newest.values_list("pk", "role", "content", "turn_index"):
         line, cut = _turn_line(role, content, cap)
         tokens = tb.estimate_tokens(line) + 1
@@ -335,22 +348,28 @@ def assemble(
     fact_scopes: frozenset[str] | None = None,
     sessions: frozenset[int] | None = None,
     gate: float | None = None,
+    as_of: datetime | None = None,
+    params: dict | None = None,
 ) -> ContextResult:
     """The context for one message. evidence_mode: "auto" (gated recall, widened by a
     trigger), "always", "never"; `gate` overrides CONTEXT_RECALL_GATE (the bench sweeps it).
 
     `agent_id`, `fact_scopes` and `sessions`: the agent it is for and its read limits (see
-    search); a session outside `sessions` contributes no turns."""
+    search); a session outside `sessions` contributes no turns.
+    `as_of`: the context the assistant would have been given at that moment: the cards as
+    they read then, the session's turns recorded before it, and evidence from the memory
+    as it stood (retrieval.search's as_of); "yesterday" in the message is the day before it.
+    """
     owner = resolve_owner(owner)
-    now = now or timezone.now()
+    now = as_of or now or timezone.now()
     budgets = budgets or Budgets.from_settings(max_tokens)
     session = _session(owner, session_id)
     if session is not None and sessions is not None and session.pk not in sessions:
         session = None
     detection = triggers.detect(query, timezone.localtime(now))
-    card_blocks = core_cards(budgets.cards, fact_scopes)
+    card_blocks = core_cards(budgets.cards, fact_scopes, as_of)
     cards = tb.Section("cards", budgets.cards, card_blocks, protected=True)
-    turns = tb.Section("turns", budgets.turns, recent_turns(session, budgets.turns))
+    turns = tb.Section("turns", budgets.turns, recent_turns(session, budgets.turns, as_of))
     result, blocks = None, []
     recall = plan_recall(evidence_mode, detection, gate)
     if recall.mode != "off" and query.strip():
@@ -371,6 +390,7 @@ def assemble(
             agent_id=agent_id,
             fact_scopes=fact_scopes,
             sessions=sessions,
+            as_of=as_of,
         )
         in_turns = {(b.meta["kind"], b.meta["id"]) for b in turns.blocks}
         if recall.gate is not None:
@@ -379,9 +399,10 @@ def assemble(
         blocks = evidence(result, in_turns, budgets.evidence, recall)
     ev = tb.Section("evidence", budgets.evidence, blocks)
     over = tb.trim([cards, turns, ev], budgets.max_tokens, budgets.reserve, CUT_ORDER)
-    if result is not None and record:
+    if result is not None and record and as_of is None:  # a look back is not a recall
         kept = {(b.meta["kind"], b.meta["id"]) for b in ev.blocks}
-        record_recall(result, kept, caller, agent_id=agent_id)
+        params = {"via": "context", **(params or {})}
+        record_recall(result, kept, caller, agent_id=agent_id, params=params)
     sections = [_to_section(s) for s in (cards, turns, ev)]
     degraded = bool(result and result.degraded)
     return ContextResult(
@@ -396,6 +417,7 @@ def assemble(
         over_by=over,
         search=result,
         recall=recall,
+        as_of=as_of,
     )
 
 

@@ -12,9 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from django.db import DatabaseError
+from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from curator import timetravel
+from curator.models import FactStatus
 from retrieval import backends, scoring
 from retrieval import text as seg
 from retrieval.indexing import document_text, item_time
@@ -117,10 +121,14 @@ def why_not(
             "missing",
             _("There is no %(kind)s #%(id)s.") % {"kind": Kind(kind).label, "id": object_id},
         )
+    if result.as_of is not None and kind == Kind.FACT:
+        if (past := _gate_then(obj, result)) is not None:
+            return past
     filters = backends.Filters(
         result.owner_id,
         tuple(result.filters["kinds"]),
-        result.filters["include_inactive"],
+        # As of a moment, the fact's status then was checked above; today's does not count.
+        result.filters["include_inactive"] or result.as_of is not None,
         result.filters["time_from"],
         result.filters["time_to"],
         result.filters["session_id"],
@@ -197,6 +205,24 @@ def _describe(hint: scoring.WhatIf) -> str:
         "component": COMPONENT_LABELS.get(hint.component, hint.component),
         "share": round(hint.value * 100),
     }
+
+
+def _gate_then(fact, result: SearchResult) -> WhyNot | None:
+    """A search as of a moment: was the fact there, and active, at that moment?"""
+    state = timetravel.states_at(result.as_of, fact_ids=[fact.pk]).get(fact.pk)
+    when = date_format(timezone.localtime(result.as_of), "Y-m-d H:i")
+    if state is None:
+        message = _("Fact #%(id)s was written after %(when)s.") % {"id": fact.pk, "when": when}
+        return WhyNot(Kind.FACT, fact.pk, "not_yet", message, text=fact.content)
+    if not result.filters["include_inactive"] and not timetravel.active_then(state, result.as_of):
+        status = FactStatus(state["status"]).label if state["status"] in FactStatus.values else ""
+        message = _("At %(when)s fact #%(id)s was no longer active (%(status)s).") % {
+            "when": when,
+            "id": fact.pk,
+            "status": status or _("expired"),
+        }
+        return WhyNot(Kind.FACT, fact.pk, "inactive_then", message, text=state["content"] or "")
+    return None
 
 
 def _keyword_position(query: str, result: SearchResult, doc_id: int, bm25: float) -> int:

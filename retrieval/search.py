@@ -31,6 +31,7 @@ from django.db.models import DateTimeField
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from curator import timetravel
 from curator.models import (
     Actor,
     Attachment,
@@ -117,6 +118,7 @@ class SearchResult:
     k: int = 50
     filters: dict = field(default_factory=dict)
     now: datetime | None = None
+    as_of: datetime | None = None
     # Everything scored, kept in memory only (the debugger's "why not" and charts use it).
     ranked: list = field(default_factory=list, repr=False)
     scoring_input: list = field(default_factory=list, repr=False)
@@ -138,6 +140,7 @@ class SearchResult:
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
             "candidates": self.candidates,
             "tokens": self.tokens,
+            "as_of": self.as_of.isoformat() if self.as_of else None,
         }
 
 
@@ -255,7 +258,8 @@ class Row(SimpleNamespace):
 ROW_FIELDS = {
     Kind.FACT: "id owner_id subject predicate content status expires_at updated_at created_at "
     "importance access_count scope".split(),
-    Kind.EPISODE: "id owner_id session_id summary goal started_at importance access_count".split(),
+    Kind.EPISODE: "id owner_id session_id summary goal started_at ended_at importance "
+    "access_count".split(),
     Kind.TURN: "id session_id turn_index role content timestamp session__owner_id "
     "session__title session__external_id".split(),
     Kind.ATTACHMENT: "id owner_id session_id original_name description extracted_text "
@@ -524,22 +528,32 @@ def search(
     agent_id: int | None = None,
     fact_scopes: frozenset[str] | None = None,
     sessions: frozenset[int] | None = None,
+    as_of: datetime | None = None,
+    params: dict | None = None,
 ) -> SearchResult:
     """Hybrid search with full breakdowns. `record=False` (the debugger) neither bumps
     access counters nor writes the recall log: looking is not recalling.
 
     `agent_id` is the agent receiving the results (the recall log says who got what);
-    `fact_scopes` and `sessions` are its read limits (see backends.Filters)."""
+    `fact_scopes` and `sessions` are its read limits (see backends.Filters).
+    `as_of` answers with the memory as it stood then: facts active at that moment, as they
+    read then (curator.timetravel), and episodes, turns and attachments recorded before it;
+    freshness is measured from it. Such a look back is never recorded as a recall.
+    `params` are kept with the recall log entry (who asked, through what), for replays."""
     started = time.perf_counter()
     if mode not in MODES:
         raise SearchError(_("Unknown mode %(mode)s.") % {"mode": mode})
-    label, chosen_weights, params = resolve_weights(preset, weights)
+    label, chosen_weights, score_params = resolve_weights(preset, weights)
     owner = resolve_owner(owner)
     limit, k = max(1, min(int(limit), MAX_LIMIT)), int(k or settings.SEARCH_TOP_K)
+    if as_of is not None:
+        # The indexes hold today's status: every fact is a candidate, the log decides.
+        now, record = now or as_of, False
+        time_to = min(time_to, as_of) if time_to else as_of
     f = Filters(
         owner.pk,
         clean_kinds(kinds),
-        include_inactive,
+        include_inactive or as_of is not None,
         time_from,
         time_to,
         session_id,
@@ -564,6 +578,8 @@ def search(
     sims = _missing_similarities(channels, merged)
     objects = channels.rows | load_rows(key for key in merged if key not in channels.rows)
     live = {key: obj for key, obj in objects.items() if gate(key[0], obj, f) is None}
+    if as_of is not None:
+        live = as_it_was(live, as_of, include_inactive)
     timings["load"] = timings.get("load", 0.0) + (time.perf_counter() - t0) * 1000
 
     effective = chosen_weights
@@ -582,7 +598,7 @@ def search(
         to_candidate(kind, obj, merged.get((kind, obj.pk), {}), sims, f.now)
         for (kind, _), obj in live.items()
     ]
-    ranked = scoring.rank(candidates, effective, params)
+    ranked = scoring.rank(candidates, effective, score_params)
     timings["scoring"] = (time.perf_counter() - t0) * 1000
 
     items = [_item(s, live[s.key], tokens) for s in ranked[:limit]]
@@ -592,7 +608,10 @@ def search(
         mode=mode,
         preset=label,
         weights=effective.normalised().as_dict(),
-        params={"half_life_days": params.half_life_days, "normalisation": params.normalisation},
+        params={
+            "half_life_days": score_params.half_life_days,
+            "normalisation": score_params.normalisation,
+        },
         items=items,
         tokens=tokens,
         degraded=bool(reasons),
@@ -615,11 +634,35 @@ def search(
         ranked=ranked,
         scoring_input=candidates,
         now=f.now,
+        as_of=as_of,
     )
     timings["total"] = (time.perf_counter() - started) * 1000
     if record:
-        _record(result, owner, caller, f.now, agent_id)
+        _record(result, owner, caller, f.now, _recall_params(result, params), agent_id)
     return result
+
+
+def as_it_was(live: dict, as_of: datetime, include_inactive: bool) -> dict:
+    """The candidates as they were at `as_of`: facts in the state the event log gives for
+    that moment (those written later, or inactive then, are left out), episodes finished
+    by then. Rows are this search's own copies, so their text is replaced in place; the
+    ranking still comes from today's index text (docs/insight.md#time-travel)."""
+    fact_ids = [pk for kind, pk in live if kind == Kind.FACT]
+    states = timetravel.states_at(as_of, fact_ids=fact_ids) if fact_ids else {}
+    kept = {}
+    for (kind, pk), obj in live.items():
+        if kind == Kind.FACT:
+            state = states.get(pk)
+            if state is None or not (include_inactive or timetravel.active_then(state, as_of)):
+                continue
+            for name in ("content", "subject", "predicate", "status", "importance", "expires_at"):
+                setattr(obj, name, state[name])
+            if obj.updated_at > as_of:  # changed since: its age then counts from its write
+                obj.updated_at = obj.created_at
+        elif kind == Kind.EPISODE and obj.ended_at and obj.ended_at > as_of:
+            continue  # the session was still going: its episode was written afterwards
+        kept[(kind, pk)] = obj
+    return kept
 
 
 def _channel_state(hits: list[Hit] | None, wanted: bool) -> dict:
@@ -655,7 +698,11 @@ _RECALL_WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-lo
 
 
 def record_recall(
-    result: SearchResult, keys: set[tuple[str, int]], caller: str, agent_id: int | None = None
+    result: SearchResult,
+    keys: set[tuple[str, int]],
+    caller: str,
+    agent_id: int | None = None,
+    params: dict | None = None,
 ) -> None:
     """Record as recalled only these items of a search made with record=False (context
     assembly: what went into the context, not everything the search ranked)."""
@@ -663,11 +710,33 @@ def record_recall(
     if kept:
         chosen = SearchResult(**{**result.__dict__, "items": kept})
         now = result.now or timezone.now()
-        _record(chosen, resolve_owner(result.owner_id), caller, now, agent_id)
+        owner = resolve_owner(result.owner_id)
+        _record(chosen, owner, caller, now, _recall_params(chosen, params), agent_id)
+
+
+def _recall_params(result: SearchResult, extra: dict | None) -> dict:
+    """What a replay needs to ask the same question again (beyond query, preset, weights
+    and mode, which have columns), plus the caller's own notes (the API token)."""
+    f = result.filters
+    data = {
+        "kinds": f["kinds"],
+        "limit": result.limit,
+        "include_inactive": f["include_inactive"],
+        "session_id": f["session_id"],
+        "time_from": f["time_from"].isoformat() if f["time_from"] else None,
+        "time_to": f["time_to"].isoformat() if f["time_to"] else None,
+        "half_life_days": result.params["half_life_days"],
+    }
+    return {**data, **(extra or {})}
 
 
 def _record(
-    result: SearchResult, owner: Owner, caller: str, now: datetime, agent_id: int | None = None
+    result: SearchResult,
+    owner: Owner,
+    caller: str,
+    now: datetime,
+    params: dict,
+    agent_id: int | None = None,
 ) -> None:
     items = [(i.kind, i.id, i.rank, i.score) for i in result.items]
     entry = {
@@ -682,6 +751,7 @@ def _record(
         "degraded_reason": result.degraded_reason,
         "results": [{"kind": k, "id": i, "rank": r, "score": round(s, 6)} for k, i, r, s in items],
         "took_ms": round(result.timings_ms.get("total", 0.0), 2),
+        "params": params,
     }
     if settings.SEARCH_RECORD_IN_BACKGROUND:
         _RECALL_WRITER.submit(_write_recall, entry, items, now)
@@ -720,7 +790,8 @@ def _write_recall(entry: dict, items: list[tuple], now: datetime) -> None:
 
 
 _RECALL_COLUMNS = (
-    "owner_id agent_id query caller preset weights mode degraded degraded_reason results took_ms"
+    "owner_id agent_id query caller preset weights mode degraded degraded_reason results took_ms "
+    "params"
 ).split()
 _INSERT_RECALL = (
     f"INSERT INTO {RecallLog._meta.db_table} ({', '.join(_RECALL_COLUMNS)}, created_at) "
@@ -737,6 +808,7 @@ def _recall_values(entry: dict, at: str) -> list:
         **entry,
         "weights": json.dumps(entry["weights"]),
         "results": json.dumps(entry["results"]),
+        "params": json.dumps(entry["params"], ensure_ascii=False),
     }
     return [values[c] for c in _RECALL_COLUMNS] + [at]
 

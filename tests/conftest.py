@@ -35,3 +35,14 @@ def _empty_queue():
     cards coalesce a few seconds) must not wait in the schedule of the next one."""
     yield
     HUEY.flush()
+
+
+@pytest.fixture
+def chinese_client(client_in):
+    """The logged-in client asking for Simplified Chinese pages. Afterwards the thread's
+    language goes back to the default: LocaleMiddleware leaves the last request's active."""
+    from django.utils import translation
+
+    client_in.cookies["django_language"] = "zh-hans"
+    yield client_in
+    translation.deactivate()

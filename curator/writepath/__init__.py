@@ -26,6 +26,7 @@ from curator.writepath.clean import (  # noqa: F401
     clean_content,
     clean_tags,
 )
+from curator.writepath.contradictions import resolve_contradiction  # noqa: F401
 from curator.writepath.core import (  # noqa: F401
     BLOCKED,
     BOOST_STEP,
@@ -92,3 +93,4 @@ from curator.writepath.propose import (  # noqa: F401
     replay,
     request_fingerprint,
 )
+from curator.writepath.thresholds import set_threshold  # noqa: F401

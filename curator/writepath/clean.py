@@ -24,6 +24,7 @@ from curator.models import (
     expiry_for,
 )
 from curator.normalize import content_key, normalise_label, normalise_text
+from curator.thresholds import source_key
 from curator.writepath.core import (
     DEFAULT_RETENTION,
     DURATIONS,
@@ -63,10 +64,16 @@ class Clean:
     decays: bool = False
     why_code: str = ""
     why_params: dict = field(default_factory=dict)
+    token_id: int | None = None
 
     @property
     def key(self) -> str:
         return content_key(self.content)
+
+    @property
+    def origin(self) -> str:
+        """Where it came from, as calibration and per-source thresholds name it."""
+        return source_key(self.source, self.token_id)
 
     def retention(self, start: datetime | None = None) -> tuple[str, datetime | None]:
         """(priority, expires_at) as of `start`; computed when written, not when proposed.
@@ -112,6 +119,7 @@ class Clean:
             "source": self.source,
             "source_turn_id": self.source_turn.pk if self.source_turn else None,
             "verified": self.verified,
+            **({"token_id": self.token_id} if self.token_id else {}),
         }
 
 
@@ -307,6 +315,7 @@ def clean_candidate(candidate: Candidate, owner: Owner, actor: str = "") -> Clea
         decays=decays,
         why_code=str(candidate.why_code or "")[:40] if target is not None else "",
         why_params=dict(candidate.why_params or {}) if target is not None else {},
+        token_id=candidate.token_id if isinstance(candidate.token_id, int) else None,
     )
 
 

@@ -104,6 +104,9 @@ class Candidate:
     # shown in the reader's language; `content` keeps it in words for older readers.
     why_code: str = ""
     why_params: dict = field(default_factory=dict)
+    # The API token that proposed it (the agent, today): calibration and per-source
+    # thresholds tell agents apart by it.
+    token_id: int | None = None
 
 
 @dataclass

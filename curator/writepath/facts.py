@@ -398,6 +398,9 @@ def _scrub_events(fact: Fact) -> None:
     from django.db.models import Q
 
     related = Q(fact=fact) | Q(pending__conflicts_with=fact) | Q(fact__supersedes=fact)
+    # A contradiction's resolution quotes both facts, whichever one it belongs to.
+    related |= Q(event_type=EventType.RESOLVE, payload__left__id=fact.pk)
+    related |= Q(event_type=EventType.RESOLVE, payload__right__id=fact.pk)
     for event in MemoryEvent.objects.filter(owner=fact.owner).filter(related):
         event.payload = _scrub(event.payload, fact.pk)
         candidate = event.payload.get("candidate")

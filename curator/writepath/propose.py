@@ -8,9 +8,9 @@ from collections.abc import Collection
 from dataclasses import asdict
 from typing import Any
 
-from django.conf import settings
 from django.db import IntegrityError, transaction
 
+from curator import thresholds
 from curator.guard import log as guard_log
 from curator.guard import rules as guard
 from curator.models import (
@@ -82,6 +82,8 @@ def propose(
     check_actor(actor)
     owner = owner or Owner.default()
     clean = clean_candidate(candidate, owner, actor)
+    # The asking agent is the source per-source thresholds know an API write by.
+    clean.token_id = clean.token_id or agent_id
     work = Work(owner, actor, job_run=job_run, batch=batch, agent_id=agent_id)
     work.request = request
     try:
@@ -104,8 +106,10 @@ def _scope_of(clean: Clean) -> str:
 
 
 def request_fingerprint(candidate: Candidate) -> str:
-    """A short hash of everything the caller asked for (every field of the candidate)."""
-    data = json.dumps(asdict(candidate), sort_keys=True, ensure_ascii=False, default=str)
+    """A short hash of everything the caller asked for (every field of the candidate but the
+    token: a retry through another token of the same agent is still the same request)."""
+    fields = {k: v for k, v in asdict(candidate).items() if k != "token_id"}
+    data = json.dumps(fields, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(data.encode()).hexdigest()[:32]
 
 
@@ -129,26 +133,28 @@ def replay(operation_id: str, request: str = "") -> Result | None:
 
 def _route(clean: Clean, work: Work, operation_id: str | None, agent: int | None) -> Result:
     owner = work.owner
+    # This source's thresholds: the Calibration page's, else the environment's defaults.
+    limits = thresholds.for_source(clean.origin)
     if clean.delete_fact is not None:
-        return _suggest_deletion(clean, work, operation_id)
+        return _suggest_deletion(clean, work, operation_id, limits)
     masked_ok = work.actor == Actor.PERSON
     if (hit := guard_check(clean, owner, agent, masked_ok=masked_ok)) is not None:
         return _block(clean, work, operation_id, hit)
     if work.actor != Actor.PERSON and (rejected := rejected_before(clean, owner)):
         return _drop(clean, work, operation_id, "rejected_before", rejected=rejected)
-    if clean.confidence < settings.CONFIDENCE_PENDING:
-        return _drop(clean, work, operation_id, "low_confidence")
+    if clean.confidence < limits.pending:
+        return _drop(clean, work, operation_id, "low_confidence", threshold=limits.pending)
     if (same := duplicate_of(clean, owner)) is not None:
         return _boost(same, clean, work, operation_id)
     if work.actor != Actor.PERSON and (waiting := _waiting(clean, owner)) is not None:
         return _repeat_pending(waiting, clean, work, operation_id)
     holder = current_holder(owner, clean.subject, clean.predicate, exclude_key=clean.key)
-    if clean.confidence < settings.CONFIDENCE_WRITE:
+    if clean.confidence < limits.write:
         reason = PendingReason.CONFLICT if holder else PendingReason.LOW_CONFIDENCE
-        return _queue(clean, work, operation_id, reason, holder)
+        return _queue(clean, work, operation_id, reason, holder, limits.write)
     if holder is not None and holder.verified and work.actor != Actor.PERSON:
-        return _queue(clean, work, operation_id, PendingReason.CONFLICT, holder)
-    return _write(clean, work, operation_id, holder)
+        return _queue(clean, work, operation_id, PendingReason.CONFLICT, holder, limits.write)
+    return _write(clean, work, operation_id, holder, limits.write)
 
 
 def current_holder(owner, subject: str, predicate: str, *, exclude_key: str = "", exclude=()):
@@ -200,8 +206,7 @@ def rejected_before(clean: Clean, owner: Owner) -> dict | None:
     return {"fact": fact.pk} if fact is not None else None
 
 
-def _drop(clean, work, operation_id, reason: str, **extra) -> Result:
-    threshold = settings.CONFIDENCE_PENDING if reason == "low_confidence" else None
+def _drop(clean, work, operation_id, reason: str, threshold=None, **extra) -> Result:
     event = work.event(
         EventType.DROP,
         operation_id=operation_id,
@@ -211,6 +216,7 @@ def _drop(clean, work, operation_id, reason: str, **extra) -> Result:
         candidate=_candidate_json(clean),
         confidence=clean.confidence,
         threshold=threshold,
+        origin=clean.origin,
         **extra,
     )
     return Result(DROPPED, None, None, event)
@@ -331,7 +337,7 @@ def proposer(clean: Clean, work: Work) -> int | None:
     return clean.source_turn.agent_id if clean.source_turn is not None else None
 
 
-def _queue(clean, work, operation_id, reason: str, holder: Fact | None) -> Result:
+def _queue(clean, work, operation_id, reason: str, holder: Fact | None, threshold) -> Result:
     candidate = _candidate_json(clean)
     if holder is not None and reason == PendingReason.CONFLICT:
         candidate["replaces"] = {"id": holder.pk, "content": holder.content}
@@ -355,7 +361,8 @@ def _queue(clean, work, operation_id, reason: str, holder: Fact | None) -> Resul
         fact=holder,
         pending=item,
         outcome=PENDING,
-        threshold=settings.CONFIDENCE_WRITE,
+        threshold=threshold,
+        origin=clean.origin,
         **payload,
     )
     return Result(PENDING, None, item, event)
@@ -402,7 +409,7 @@ def put_fact(
     return fact
 
 
-def _write(clean: Clean, work: Work, operation_id, holder: Fact | None) -> Result:
+def _write(clean: Clean, work: Work, operation_id, holder: Fact | None, threshold) -> Result:
     previous = snapshot(holder) if holder is not None else None
     fact = put_fact(clean, work, holder, verified=clean.verified, confidence=clean.confidence)
     outcome = SUPERSEDED if holder is not None else WRITTEN
@@ -414,12 +421,13 @@ def _write(clean: Clean, work: Work, operation_id, holder: Fact | None) -> Resul
         before=previous,
         after=snapshot(fact),
         confidence=clean.confidence,
-        threshold=settings.CONFIDENCE_WRITE,
+        threshold=threshold,
+        origin=clean.origin,
     )
     return Result(outcome, fact, None, event)
 
 
-def _suggest_deletion(clean: Clean, work: Work, operation_id) -> Result:
+def _suggest_deletion(clean: Clean, work: Work, operation_id, limits) -> Result:
     target = clean.delete_fact
     mine = PendingItem.objects.filter(
         owner=work.owner, reason=PendingReason.DELETION, candidate__fact_id=target.pk
@@ -428,8 +436,8 @@ def _suggest_deletion(clean: Clean, work: Work, operation_id) -> Result:
         old := mine.filter(status=PendingStatus.REJECTED, candidate__content_key=clean.key).first()
     ):
         return _drop(clean, work, operation_id, "rejected_before", rejected={"pending": old.pk})
-    if clean.confidence < settings.CONFIDENCE_PENDING:
-        return _drop(clean, work, operation_id, "low_confidence")
+    if clean.confidence < limits.pending:
+        return _drop(clean, work, operation_id, "low_confidence", threshold=limits.pending)
     if (waiting := mine.filter(status__in=OPEN).first()) is not None:
         return _repeat_pending(waiting, clean, work, operation_id)
-    return _queue(clean, work, operation_id, PendingReason.DELETION, target)
+    return _queue(clean, work, operation_id, PendingReason.DELETION, target, limits.write)

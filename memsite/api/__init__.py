@@ -225,9 +225,12 @@ def health(request):
 
 # The routers live beside this file, one per area; imported last because they use `api`-free
 # helpers only (memsite.api.common), so there is no import cycle.
+from memsite.api.calibration import router as calibration_router  # noqa: E402
+from memsite.api.contradictions import router as contradictions_router  # noqa: E402
 from memsite.api.conversations import router as conversations_router  # noqa: E402
 from memsite.api.memories import router as memories_router  # noqa: E402
 from memsite.api.profile import router as profile_router  # noqa: E402
+from memsite.api.recalls import router as recalls_router  # noqa: E402
 from memsite.api.retrieval import router as retrieval_router  # noqa: E402
 from memsite.api.rules import router as rules_router  # noqa: E402
 
@@ -236,3 +239,6 @@ api.add_router("", memories_router)
 api.add_router("", retrieval_router)
 api.add_router("", profile_router)
 api.add_router("", rules_router)
+api.add_router("", recalls_router)
+api.add_router("", contradictions_router)
+api.add_router("", calibration_router)

@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from ninja import Field, Query, Router, Schema, Status
 
-from curator import retention
+from curator import retention, timetravel
 from curator import writepath as wp
 from curator.models import (
     Actor,
@@ -233,7 +233,7 @@ def propose_memory(agent: ApiToken, payload: MemoryIn) -> tuple[int, dict]:
         )
     require_scopes(agent, [data["scope"]])
     operation_id = data.pop("operation_id")
-    candidate = wp.Candidate(**data, source="api")
+    candidate = wp.Candidate(**data, source="api", token_id=agent.pk if agent else None)
     try:
         result = wp.propose(
             candidate,
@@ -256,6 +256,13 @@ class MemoryFilters(Schema):
     tag: str | None = Field(None, max_length=wp.MAX_TAG)
     q: str = Field("", max_length=500, description="Words that must all appear (literal).")
     updated_after: RangeStart = None
+    as_of: Moment = Field(
+        None,
+        description="The memory as it stood at this moment: with status=active (the default) "
+        "the facts active then, with their fields as they were (rebuilt from the event log; "
+        "updated_at stays the row's current value, for editing). Newest written first. "
+        "Without an offset: server time.",
+    )
     limit: int = Field(50, ge=1, le=MAX_PAGE)
     offset: int = Field(0, ge=0, le=MAX_OFFSET)
 
@@ -263,6 +270,20 @@ class MemoryFilters(Schema):
 class FactsOut(Schema):
     items: list[FactOut]
     count: int
+    as_of: datetime | None = None
+
+
+def facts_then(f: MemoryFilters) -> list[Fact]:
+    if f.updated_after is not None:
+        raise ApiError(
+            422,
+            "invalid",
+            _("as_of and updated_after cannot be combined: as_of shows the memory at one moment."),
+            {"updated_after": "conflict"},
+        )
+    return timetravel.facts_as_of(
+        owner(), f.as_of, status=f.status, type=f.type, scope=f.scope, tag=f.tag, q=f.q
+    )
 
 
 def find_facts(f: MemoryFilters, limits: ReadLimits | None = None):
@@ -294,8 +315,14 @@ def list_memories(request, filters: Query[MemoryFilters]):
 
 
 def memories_page(agent: ApiToken | None, filters: MemoryFilters) -> dict:
-    """One page of the memories this agent may read, newest change first."""
-    facts = find_facts(filters, read_limits(agent))
+    """One page of the memories this agent may read, newest change first (or, with as_of,
+    those active at that moment)."""
+    limits = read_limits(agent)
+    if filters.as_of is not None:
+        facts = [f for f in facts_then(filters) if limits.fact_visible(f.scope)]
+        page = facts[filters.offset : filters.offset + filters.limit]
+        return {"items": [fact_dict(f) for f in page], "count": len(facts), "as_of": filters.as_of}
+    facts = find_facts(filters, limits)
     page = facts[filters.offset : filters.offset + filters.limit]
     return {"items": [fact_dict(f) for f in page], "count": facts.count()}
 

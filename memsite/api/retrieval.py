@@ -12,7 +12,7 @@ from pydantic import StrictBool
 from curator import conversations as conv
 from memsite.api.common import AUTH_ERRORS, BODY_ERRORS, owner, read_limits
 from memsite.api.errors import ApiError
-from memsite.api.types import BodyIn, RangeEnd, RangeStart
+from memsite.api.types import BodyIn, Moment, RangeEnd, RangeStart
 from memsite.models import ApiToken
 from retrieval import context as contexts
 from retrieval import scoring
@@ -23,6 +23,11 @@ router = Router(tags=["retrieval"])
 
 KindName = Literal[tuple(Kind.values)]
 PresetName = Literal[tuple(scoring.PRESETS)]
+AS_OF = (
+    "Answer with the memory as it stood at this moment: facts active then, as they read "
+    "then; episodes, turns and attachments recorded before it. Not logged as a recall. "
+    "ISO 8601; without an offset: server time."
+)
 NO_SESSION = -1  # no Session has this pk: an unknown session_id finds no turns or episodes
 
 
@@ -49,6 +54,7 @@ class SearchIn(BodyIn):
     time_to: RangeEnd = Field(None, description="Exclusive; far in the future = no bound.")
     include_inactive: StrictBool = False
     explain: StrictBool = Field(False, description="Add each result's score breakdown.")
+    as_of: Moment = Field(None, description=AS_OF)
 
 
 class SearchHit(Schema):
@@ -75,6 +81,12 @@ class SearchOut(Schema):
     preset: str | None = None
     weights: dict[str, float] | None = None
     candidates: int | None = None
+    as_of: datetime | None = None
+
+
+def recall_params(agent: ApiToken | None) -> dict:
+    """Kept with the recall log entry: which API token (the agent) asked."""
+    return {"token": agent.pk} if agent is not None and agent.pk else {}
 
 
 @router.post(
@@ -107,6 +119,8 @@ def run_search(agent: ApiToken | None, payload: SearchIn, caller: str = "api") -
             agent_id=agent.pk if agent else None,
             fact_scopes=limits.scopes,
             sessions=limits.sessions,
+            as_of=payload.as_of,
+            params=recall_params(agent),
         )
     except searching.SearchError as exc:
         raise ApiError(422, "invalid_search", str(exc)) from None
@@ -125,6 +139,12 @@ class ContextIn(BodyIn):
     )
     explain: StrictBool = Field(
         False, description="Add each evidence item's score breakdown and what the gate cut."
+    )
+    as_of: Moment = Field(
+        None,
+        description="The context the assistant would have been given at this moment: the "
+        "cards as they read then, the session's turns before it, evidence from the memory "
+        "as it stood. Not logged as a recall.",
     )
 
 
@@ -154,6 +174,7 @@ class ContextOut(Schema):
         description="How evidence was looked for: mode (gated, triggered, always, off), kinds, "
         "gate, cut_by_gate; with explain also `cut`, the best items under the gate.",
     )
+    as_of: datetime | None = None
 
 
 @router.post(
@@ -180,6 +201,8 @@ def run_context(agent: ApiToken | None, payload: ContextIn, caller: str = "api")
             agent_id=agent.pk if agent else None,
             fact_scopes=limits.scopes,
             sessions=limits.sessions,
+            as_of=payload.as_of,
+            params=recall_params(agent),
         )
     except searching.SearchError as exc:
         raise ApiError(422, "invalid_search", str(exc)) from None

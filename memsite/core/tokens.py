@@ -71,3 +71,8 @@ def revoke_token(token_id: int) -> ApiToken | None:
 
 def list_tokens():
     return ApiToken.objects.all()
+
+
+def token_names() -> dict[int, str]:
+    """Every token's name by id (revoked ones too: their past writes still have a source)."""
+    return dict(ApiToken.objects.values_list("pk", "name"))

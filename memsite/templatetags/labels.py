@@ -36,6 +36,15 @@ LABELS = {
     "rules": _("compiled by rules"),
     **{value: label for value, label in Kind.choices},
     **{value: label for value, label in FactStatus.choices},
+    # what ended a fact version's activity (curator.timetravel)
+    "deleted": _("deleted"),
+    "withdrawn": _("withdrawn"),
+    # why a replayed recall no longer returns an item (retrieval.recalls)
+    "ranked_lower": _("no longer in the top results"),
+    # search modes
+    "hybrid": _("hybrid"),
+    "keyword": _("keyword only"),
+    "semantic": _("vector only"),
 }
 
 

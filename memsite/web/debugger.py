@@ -179,6 +179,7 @@ def _preview(query: str, owner: Owner, args: dict):
             caller="debugger",
             preset=args.get("preset"),
             weights=args.get("weights"),
+            as_of=args.get("as_of"),
         )
     except SearchError:
         return None

@@ -15,15 +15,15 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from curator import retention
+from curator import retention, timetravel
 from curator import writepath as wp
 from curator.diff import inline_diff
 from curator.history import fact_history
-from curator.models import Fact, FactQuerySet, FactStatus, MemoryEvent, Owner
+from curator.models import EventType, Fact, FactQuerySet, FactStatus, MemoryEvent, Owner
 from curator.transcripts import provenance
 from memsite.web.activity import entries
 from memsite.web.common import done_banner, safe_next
-from memsite.web.forms import FactBulkForm, FactEditForm, FactFilterForm
+from memsite.web.forms import AsOfForm, FactBulkForm, FactEditForm, FactFilterForm
 from memsite.web.render import paginate, render_page
 from retrieval import lookup
 from retrieval.recalls import recall_history
@@ -58,6 +58,16 @@ def fact_list(owner: Owner, data: dict, status: str):
     return facts.order_by(rank) if ids else facts.order_by("-updated_at")
 
 
+def facts_then(owner: Owner, data: dict) -> list[Fact]:
+    """The facts as they stood at data["as_of"] (status: the status they had then)."""
+    names = ("type", "scope", "source", "priority", "tag", "q")
+    filters = {name: data.get(name) for name in names}
+    if data.get("verified"):
+        filters["verified"] = data["verified"] == "yes"
+    status = data.get("status") or "all"
+    return timetravel.facts_as_of(owner, data["as_of"], status=status, **filters)
+
+
 @require_GET
 def facts(request: HttpRequest) -> HttpResponse:
     owner = Owner.default()
@@ -65,7 +75,9 @@ def facts(request: HttpRequest) -> HttpResponse:
     params.setdefault("status", FactStatus.ACTIVE)  # active by default; "" means every status
     filters = FactFilterForm(params, initial={"status": FactStatus.ACTIVE})
     data = filters.cleaned_data if filters.is_valid() else {"status": FactStatus.ACTIVE}
-    page = paginate(request, fact_list(owner, data, data.get("status", "")), PER_PAGE)
+    as_of = data.get("as_of")
+    found = facts_then(owner, data) if as_of else fact_list(owner, data, data.get("status", ""))
+    page = paginate(request, found, PER_PAGE)
     query = {k: v for k, v in params.items() if k not in ("page", "batch", "done")}
     context = {
         "filters": filters,
@@ -74,6 +86,7 @@ def facts(request: HttpRequest) -> HttpResponse:
         "banner": done_banner(request),
         "query": urlencode({k: v for k, v in query.items() if v or k == "status"}),
         "any_facts": Fact.objects.filter(owner=owner).exists(),
+        "as_of": as_of,
     }
     return render_page(request, "curator/facts.html", context)
 
@@ -172,16 +185,27 @@ def detail(request: HttpRequest, pk: int) -> HttpResponse:
         pk=pk,
     )
     chain = fact.chain()
+    moment = AsOfForm(request.GET or None)
+    as_of = moment.cleaned_data.get("as_of") if moment.is_valid() else None
     events = (
-        MemoryEvent.objects.filter(Q(fact__in=chain) | Q(pending__conflicts_with=fact))
+        MemoryEvent.objects.filter(
+            Q(fact__in=chain)
+            | Q(pending__conflicts_with=fact)
+            | Q(event_type=EventType.RESOLVE, payload__left__id=fact.pk)
+            | Q(event_type=EventType.RESOLVE, payload__right__id=fact.pk)
+        )
         .select_related("fact", "pending")
         .distinct()
         .order_by("-created_at", "-pk")
     )
+    timeline = fact_history(chain, as_of)
     context = {
         "fact": fact,
         "head": chain[-1],
-        "timeline": fact_history(chain),
+        "timeline": timeline,
+        "none_then": as_of is not None and not any(v.active_then for v in timeline),
+        "as_of_form": moment,
+        "as_of": as_of,
         "events": entries(events.prefetch_related("reverted_by")[:100]),
         "recall": recall_history(fact),
         "recall_log_days": settings.RECALL_LOG_DAYS,

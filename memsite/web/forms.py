@@ -61,6 +61,18 @@ class AgentFilterMixin:
         self.fields["agent"].refresh()
 
 
+# What a datetime-local field sends, and a bare date (its midnight) typed into the URL.
+MOMENT_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"]
+
+
+def usable_moment(value: datetime | None) -> datetime | None:
+    """An "as of" moment the log can be read at: between 1900 and 9000 (the calendar's
+    edges overflow once converted to UTC)."""
+    if value is not None and not 1900 <= value.year <= 9000:
+        raise forms.ValidationError(_("Choose a moment between the years 1900 and 9000."))
+    return value
+
+
 # --------------------------------------------------------------------------------------
 # Review
 # --------------------------------------------------------------------------------------
@@ -242,6 +254,30 @@ class FactFilterForm(forms.Form):
     updated_from = forms.DateField(label=_("Updated from"), required=False, widget=DateInput())
     updated_to = forms.DateField(label=_("Updated to"), required=False, widget=DateInput())
     sort = forms.ChoiceField(label=_("Sort"), choices=SORTS, required=False)
+    as_of = forms.DateTimeField(
+        label=_("As of"),
+        required=False,
+        widget=DateTimeLocalInput(),
+        input_formats=MOMENT_FORMATS,
+        help_text=_("Show the facts as they stood at this moment."),
+    )
+
+    def clean_as_of(self):
+        return usable_moment(self.cleaned_data.get("as_of"))
+
+
+class AsOfForm(forms.Form):
+    """ "Which version was active at ...?" on a fact's page."""
+
+    as_of = forms.DateTimeField(
+        label=_("Active at"),
+        required=False,
+        widget=DateTimeLocalInput(),
+        input_formats=MOMENT_FORMATS,
+    )
+
+    def clean_as_of(self):
+        return usable_moment(self.cleaned_data.get("as_of"))
 
 
 class FactEditForm(forms.Form):
@@ -330,3 +366,28 @@ class ActivityFilterForm(AgentFilterMixin, forms.Form):
     date_from = forms.DateField(label=_("From"), required=False, widget=DateInput())
     date_to = forms.DateField(label=_("To"), required=False, widget=DateInput())
     batch = forms.CharField(label=_("Batch"), required=False)
+
+
+# --------------------------------------------------------------------------------------
+# Calibration
+# --------------------------------------------------------------------------------------
+
+
+class ThresholdForm(forms.Form):
+    """One source's thresholds; an empty field means the environment's default."""
+
+    source = forms.CharField(max_length=64, widget=forms.HiddenInput)
+    write = forms.FloatField(
+        label=_("Write at"),
+        required=False,
+        min_value=0,
+        max_value=1,
+        widget=forms.NumberInput(attrs={"step": "0.01"}),
+    )
+    pending = forms.FloatField(
+        label=_("Review at"),
+        required=False,
+        min_value=0,
+        max_value=1,
+        widget=forms.NumberInput(attrs={"step": "0.01"}),
+    )

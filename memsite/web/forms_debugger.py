@@ -7,6 +7,7 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from memsite.web.forms import MOMENT_FORMATS, DateTimeLocalInput, usable_moment
 from retrieval import scoring
 from retrieval.explain import COMPONENT_LABELS
 from retrieval.models import Kind
@@ -34,6 +35,9 @@ class DebuggerForm(forms.Form):
         label=_("Until"), required=False, widget=forms.DateInput(attrs={"type": "date"})
     )
     include_inactive = forms.BooleanField(label=_("Include inactive facts"), required=False)
+    as_of = forms.DateTimeField(
+        label=_("As of"), required=False, widget=DateTimeLocalInput(), input_formats=MOMENT_FORMATS
+    )
     mode = forms.ChoiceField(label=_("Mode"), choices=MODE_CHOICES, required=False)
     preset = forms.ChoiceField(label=_("Preset"), choices=PRESET_CHOICES, required=False)
     half_life = forms.FloatField(
@@ -51,6 +55,9 @@ class DebuggerForm(forms.Form):
             self.fields[f"w_{name}"] = forms.IntegerField(
                 label=COMPONENT_LABELS[name], required=False, min_value=0, max_value=100
             )
+
+    def clean_as_of(self):
+        return usable_moment(self.cleaned_data.get("as_of"))
 
     def clean(self):
         data = super().clean()
@@ -89,6 +96,7 @@ class DebuggerForm(forms.Form):
             "k": data.get("k") or None,
             "time_from": _day_start(data.get("time_from")),
             "time_to": _day_start(data.get("time_to"), days=1),
+            "as_of": data.get("as_of"),
         }
         if self.preset_name == "custom" or data.get("half_life"):
             weights = {n: float(v) for n, v in self.slider_values().items()}
@@ -158,3 +166,37 @@ class WordForm(forms.Form):
     word = forms.CharField(label=_("Word"), max_length=40)
     action = forms.ChoiceField(choices=[("add", "add"), ("remove", "remove")], required=False)
     next = forms.CharField(required=False, max_length=4000)
+
+
+class RecallFilterForm(forms.Form):
+    """The recall log's filters (GET): a fact, a time range, the API token that asked."""
+
+    fact = forms.IntegerField(label=_("Fact id"), required=False, min_value=1, max_value=2**63 - 1)
+    since = forms.DateField(
+        label=_("From"), required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    until = forms.DateField(
+        label=_("Until"), required=False, widget=forms.DateInput(attrs={"type": "date"})
+    )
+    token = forms.TypedChoiceField(
+        label=_("Agent (API token)"), required=False, coerce=int, empty_value=None
+    )
+
+    def __init__(self, *args, tokens=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["token"].choices = [("", _("any")), *((t.pk, t.name) for t in tokens)]
+
+    def clean(self):
+        data = super().clean()
+        if data.get("since") and data.get("until") and data["until"] < data["since"]:
+            self.add_error("until", _("The end is before the start."))
+        return data
+
+    def find_args(self) -> dict:
+        data = self.cleaned_data
+        return {
+            "fact": data.get("fact"),
+            "since": _day_start(data.get("since")),
+            "until": _day_start(data.get("until"), days=1),
+            "token": data.get("token"),
+        }

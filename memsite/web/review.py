@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
-from django.conf import settings
 from django.contrib import messages
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse, QueryDict
@@ -21,7 +20,8 @@ from django.utils.text import Truncator
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from curator import generated
+from curator import contradictions as contradiction_inbox
+from curator import generated, thresholds
 from curator import writepath as wp
 from curator.describe import describe
 from curator.diff import diff_pair
@@ -86,7 +86,10 @@ class Row:
 
     @property
     def threshold(self) -> float:
-        return settings.CONFIDENCE_WRITE
+        """The write threshold of the source that proposed it (Calibration page or default)."""
+        return thresholds.for_source(
+            thresholds.source_key(self.c.get("source") or "", self.c.get("token_id"))
+        ).write
 
     @property
     def percent(self) -> int:
@@ -140,6 +143,8 @@ def review(request: HttpRequest) -> HttpResponse:
         "bulk_actions": ReviewBulkForm.ACTIONS,
         "banner": done_banner(request),
         "query": urlencode({k: v for k, v in request.GET.items() if k != "page" and v}),
+        "tab": "queue",
+        "contradiction_count": contradiction_inbox.inbox(owner).count(),
     }
     return render_page(request, "curator/review.html", context)
 

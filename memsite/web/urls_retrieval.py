@@ -1,6 +1,7 @@
 from django.urls import path
 
 from memsite.web import debugger as views
+from memsite.web import recalls
 
 urlpatterns = [
     path("debugger/", views.debugger, name="debugger"),
@@ -10,4 +11,6 @@ urlpatterns = [
     path("debugger/checks/<int:pk>/delete/", views.delete_check, name="debugger_delete_check"),
     path("debugger/reindex/", views.start_reindex, name="debugger_reindex"),
     path("debugger/reindex/status/", views.reindex_status, name="debugger_reindex_status"),
+    path("recalls/", recalls.recalls, name="recalls"),
+    path("recalls/<int:pk>/", recalls.recall, name="recall"),
 ]
