@@ -455,6 +455,4 @@ def vector_hits(
 
 def similarities(vector: np.ndarray, doc_ids: list[int]) -> dict[int, float]:
     """Exact cosine similarity of given documents (those the vector top k did not reach)."""
-    if matrix_usable():
-        return matrix.current(len(vector)).similarities(vector, doc_ids)
     return {d: float(v @ vector) for d, v in float_vectors(doc_ids).items()}
