@@ -380,26 +380,80 @@ def _docs_for(kind: str, objects: list) -> tuple[dict[int, SearchDoc], set[int]]
     return docs, {obj.pk for obj in fresh}
 
 
-def _sync_doc(kind: str, obj, version: str, doc: SearchDoc, created: bool) -> SearchDoc:
-    """Bring one item's SearchDoc and keyword row up to date (inside a transaction)."""
+_DOC_COLUMNS = (
+    "content_hash fts_version fts_at embedded_hash embedded_at owner_id status expires_at ts "
+    "session_id"
+).split()
+_DATE_COLUMNS = {"fts_at", "embedded_at", "expires_at", "ts"}
+
+
+class _Writes:
+    """A batch's index writes, gathered per item and run as a few statements at the end:
+    one statement per item each (FTS delete and insert, a SearchDoc save) cost more than
+    segmenting the text, about 1,000 items/s in all (docs/performance.md)."""
+
+    def __init__(self):
+        self.fts: list[tuple] = []  # (doc id, tokens, grams, context)
+        self.docs: dict[int, SearchDoc] = {}  # SearchDocs to save, every column
+        self.vec_dropped: list[int] = []
+        self.vec_meta: list[SearchDoc] = []
+
+    def run(self) -> None:
+        with connection.cursor() as cur:
+            for doc_id in self.vec_dropped:
+                delete_vec(doc_id)
+            if self.fts:
+                ids = "[" + ",".join(str(row[0]) for row in self.fts) + "]"
+                cur.execute(
+                    "DELETE FROM search_fts WHERE rowid IN (SELECT value FROM json_each(%s))", [ids]
+                )
+                cur.executemany(
+                    "INSERT INTO search_fts(rowid, tokens, grams, context) VALUES (%s, %s, %s, %s)",
+                    self.fts,
+                )
+            if self.docs:
+                cur.executemany(_UPDATE_DOC, [_doc_values(d) for d in self.docs.values()])
+            for doc in self.vec_meta:
+                _update_vec_meta(doc)
+
+
+def _doc_values(doc: SearchDoc) -> list:
+    adapt = connection.ops.adapt_datetimefield_value
+    values = [
+        adapt(getattr(doc, c)) if c in _DATE_COLUMNS else getattr(doc, c) for c in _DOC_COLUMNS
+    ]
+    return [*values, doc.id]
+
+
+_UPDATE_DOC = (
+    f"UPDATE {SearchDoc._meta.db_table} SET "
+    + ", ".join(f"{c} = %s" for c in _DOC_COLUMNS)
+    + " WHERE id = %s"
+)
+
+
+def _sync_doc(
+    kind: str, obj, version: str, doc: SearchDoc, created: bool, writes: _Writes, now
+) -> SearchDoc:
+    """Bring one item's SearchDoc and keyword row up to date (its writes go to `writes`)."""
     body, meta = document_text(kind, obj), Meta.of(kind, obj)
-    digest, changed = text_hash(body), set()
+    digest, changed = text_hash(body), False
     if doc.owner_id != meta.owner_id or (doc.content_hash != digest and doc.embedded_hash):
-        delete_vec(doc.id)  # an outdated vector must never be found by its old text
-        doc.embedded_hash, doc.embedded_at = "", None
-        changed |= {"embedded_hash", "embedded_at"}
+        writes.vec_dropped.append(doc.id)  # an outdated vector must never be found by its old text
+        doc.embedded_hash, doc.embedded_at, changed = "", None, True
     if doc.content_hash != digest or doc.fts_version != version or doc.fts_at is None:
-        _write_fts(doc.id, body, keyword_context(kind, obj))
-        doc.content_hash, doc.fts_version, doc.fts_at = digest, version, timezone.now()
-        changed |= {"content_hash", "fts_version", "fts_at"}
+        context = keyword_context(kind, obj)
+        writes.fts.append(
+            (doc.id, seg.segment(body), seg.segment_grams(body), seg.segment(context))
+        )
+        doc.content_hash, doc.fts_version, doc.fts_at, changed = digest, version, now, True
     if created or Meta.of_doc(doc) != meta:
         doc.owner_id, doc.status, doc.expires_at = meta.owner_id, meta.status, meta.expires_at
-        doc.ts, doc.session_id = meta.ts, meta.session_id
-        changed |= {"owner_id", "status", "expires_at", "ts", "session_id"}
+        doc.ts, doc.session_id, changed = meta.ts, meta.session_id, True
         if doc.embedded_hash:
-            _update_vec_meta(doc)
+            writes.vec_meta.append(doc)
     if changed:
-        doc.save(update_fields=sorted(changed))
+        writes.docs[doc.id] = doc
     return doc
 
 
@@ -409,13 +463,14 @@ def index_items(kind: str, objects: Iterable, embed: bool = True) -> int:
     userdict.ensure_loaded()
     version = seg.version()
     state = vector_state() if embed else None
-    todo = []
+    todo, writes, now = [], _Writes(), timezone.now()
     with transaction.atomic():
         docs, created = _docs_for(kind, objects)
         for obj in objects:
-            doc = _sync_doc(kind, obj, version, docs[obj.pk], obj.pk in created)
+            doc = _sync_doc(kind, obj, version, docs[obj.pk], obj.pk in created, writes, now)
             if state and state.ok and doc.vector_stale:
                 todo.append((doc, document_text(kind, obj)))
+        writes.run()
     if todo:
         _embed(todo, state)
     return len(objects)
