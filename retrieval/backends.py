@@ -431,16 +431,17 @@ def keywords_usable() -> bool:
 
 
 def _matrix_hits(vector: np.ndarray, f: Filters, limit: int) -> list[Hit] | None:
-    """KNN in the process's matrix (retrieval/matrix.py) over the owner's vectors of the
-    wanted kinds, then filtered like the keyword channel (_keyword_hits_unjoined) for status,
-    expiry and scope: None when too few of the top pass (the matrix orders ties by doc id)."""
+    """KNN in the shared vector file (retrieval/matrix.py) over the owner's vectors of the
+    wanted kinds, filtered for status, expiry and scope in the same statement that reads
+    their exact vectors: None when too few of the top pass (SQL then filters first). Like
+    the keyword channel (_first_passing), 2 x limit deep, scoped searches once more 8 x."""
     held = matrix.current(len(vector))
-    return _first_passing(
-        lambda count: held.nearest(vector, count, f.owner_id, f.kinds),
-        f,
-        limit,
-        lambda similarity: 1.0 - similarity,
-    )
+    where, params = _keyword_where(f)
+    for depth in (2 * limit, 8 * limit) if f.scoped else (2 * limit,):
+        found, complete = held.nearest(vector, depth, f.owner_id, f.kinds, (where, params))
+        if len(found) >= limit or complete:
+            return [Hit(d, kind, obj, 1.0 - sim) for d, sim, kind, obj in found[:limit]]
+    return None
 
 
 def embed_query(query: str) -> np.ndarray:

@@ -53,7 +53,7 @@ MAGIC = b"MCVF"
 BITS_MIN = 20_000  # vectors: from here, the sign-bit pass shortlists before the int8 codes
 SHORTLIST = 20  # rows kept by the sign-bit pass per row asked for ...
 SHORTLIST_SHARE = 50  # ... and at least this share of the collection (1 / 50)
-RESCORE = 2  # rows rescored with float32 vectors per row asked for
+RESCORE = 1.5  # rows rescored with float32 vectors per row asked for
 GROWTH = 1.5  # a full file is replaced by one this much larger
 MIN_CAPACITY = 4096
 KIND_CODES = {kind.value: code for code, kind in enumerate(Kind)}
@@ -334,19 +334,28 @@ class VectorMatrix:
     # ---- searching -----------------------------------------------------------------------
 
     def nearest(
-        self, query: np.ndarray, count: int, owner_id: int, kinds: tuple[str, ...]
-    ) -> list[tuple[int, float]]:
-        """The `count` vectors of this owner and these kinds most similar to the query:
-        (doc id, cosine similarity), best first; equal similarities newest doc first."""
+        self,
+        query: np.ndarray,
+        count: int,
+        owner_id: int,
+        kinds: tuple[str, ...],
+        passing: tuple[str, list] | None = None,
+    ) -> tuple[list[tuple], bool]:
+        """The vectors of this owner and these kinds most similar to the query, best first,
+        equal similarities newest doc first: ([(doc id, cosine similarity, kind, object id)],
+        whether every such vector was ranked). RESCORE x count candidates are rescored
+        exactly and returned (at most count, fewer when `passing`, a WHERE over
+        retrieval_searchdoc d and its parameters, leaves some out)."""
         f = self.file
         if f is None or count <= 0:
-            return []
+            return [], True
         n = f.size  # rows beyond it may be half written: never read
-        ids, owners, kind_codes = f.ids[:n], f.owners[:n], f.kinds[:n]
+        owners, kind_codes = f.owners[:n], f.kinds[:n]
         kindmask = sum(1 << KIND_CODES[k] for k in kinds)
         query = np.asarray(query, dtype=np.float32)
         query_codes, _scale = quantise(query)  # one scale for every row: no effect on order
         scan = engine.kernels()
+        keep = int(RESCORE * count)
         if n > BITS_MIN and f.has_center:  # the sign-bit pass
             want = max(SHORTLIST * count, n // SHORTLIST_SHARE)
             query_bits = sign_bits(query, f.center)[0]
@@ -357,20 +366,20 @@ class VectorMatrix:
             else:
                 rows = _hamming_top_numpy(f.bits[:n], query_bits, owners, kind_codes, owner_id,
                                           kindmask, want)  # fmt: skip
-            rough = _dot_at(scan, f.codes[:n], rows, query_codes) * f.scales[rows]
+            complete = len(rows) < want
         else:
             wanted = owners == owner_id
             if len(kinds) < len(KIND_CODES):
                 wanted &= np.isin(kind_codes, [KIND_CODES[k] for k in kinds])
             rows = np.flatnonzero(wanted)
-            rough = _dot_at(scan, f.codes[:n], rows, query_codes) * f.scales[rows]
-        keep = RESCORE * count
+            complete = True
         if len(rows) > keep:
-            best = np.argpartition(rough, -keep)[-keep:]
-            rows = rows[best]
-        exact = _exact(ids[rows].tolist(), query)
-        ranked = sorted(exact.items(), key=lambda item: (-item[1], -item[0]))
-        return ranked[:count]
+            rough = _dot_at(scan, f.codes[:n], rows, query_codes) * f.scales[rows]
+            rows = rows[np.argpartition(rough, -keep)[-keep:]]
+            complete = False
+        found = _exact(f.ids[rows].tolist(), query, passing)
+        found.sort(key=lambda hit: (-hit[1], -hit[0]))
+        return found[:count], complete
 
 
 def _dot_at(scan, codes: np.ndarray, rows: np.ndarray, query_codes: np.ndarray) -> np.ndarray:
@@ -388,24 +397,26 @@ def _hamming_top_numpy(bits, query_bits, owners, kinds, owner_id, kindmask, want
     return np.sort(rows[order])
 
 
-def _exact(doc_ids: list[int], query: np.ndarray) -> dict[int, float]:
-    """Exact cosine similarity from the float32 vectors SQLite holds (gone ones left out)."""
+def _exact(doc_ids: list[int], query: np.ndarray, passing=None) -> list[tuple]:
+    """(doc id, exact cosine similarity, kind, object id) of these documents that pass, from
+    the float32 vectors SQLite holds anyway (one statement; gone ones left out)."""
+    doc_ids = [d for d in doc_ids if d >= 0]  # removed while we scanned
     if not doc_ids:
-        return {}
+        return []
+    where, params = passing or ("1", [])
     with connection.cursor() as cur:
         cur.execute(
-            "SELECT doc_id, embedding FROM search_vecf "
-            "WHERE doc_id IN (SELECT value FROM json_each(%s))",
-            ["[" + ",".join(map(str, doc_ids)) + "]"],
+            "SELECT v.doc_id, v.embedding, d.kind, d.object_id FROM search_vecf v "
+            "JOIN retrieval_searchdoc d ON d.id = v.doc_id "
+            f"WHERE v.doc_id IN (SELECT value FROM json_each(%s)) AND {where}",
+            ["[" + ",".join(map(str, doc_ids)) + "]", *params],
         )
-        rows = cur.fetchall()
+        rows = [r for r in cur.fetchall() if len(r[1]) == 4 * len(query)]
     if not rows:
-        return {}
-    dimension = len(query)
-    rows = [(d, b) for d, b in rows if len(b) == 4 * dimension]
-    block = np.frombuffer(b"".join(bytes(b) for _, b in rows), np.float32)
-    sims = block.reshape(len(rows), dimension) @ query
-    return {d: float(s) for (d, _), s in zip(rows, sims, strict=True)}
+        return []
+    block = np.frombuffer(b"".join(bytes(r[1]) for r in rows), np.float32)
+    sims = (block.reshape(len(rows), len(query)) @ query).tolist()
+    return [(r[0], s, r[2], r[3]) for r, s in zip(rows, sims, strict=True)]
 
 
 def _changes_since(seq: int | None, first: int | None, last: int | None) -> list[int] | None:

@@ -403,7 +403,7 @@ def _run_channels(query: str, f: Filters, mode: str, k: int, timings: dict) -> _
     too, so the two use both cores: the slower of the two is the wait, not their sum."""
     out = _Channels()
     want_vec, want_kw = mode in ("hybrid", "semantic"), mode in ("hybrid", "keyword")
-    vector = _start_vector(query, f, k, out) if want_vec else None
+    vector = _start_vector(query, f, k, out, inline=not want_kw) if want_vec else None
     if want_kw:
         started = time.perf_counter()
         try:
@@ -421,7 +421,11 @@ def _run_channels(query: str, f: Filters, mode: str, k: int, timings: dict) -> _
     return out
 
 
-def _start_vector(query: str, f: Filters, k: int, out: _Channels) -> Future | None:
+def _start_vector(
+    query: str, f: Filters, k: int, out: _Channels, inline: bool = False
+) -> Future | None:
+    """The embedding and KNN, in a worker beside FTS; `inline` (no FTS to overlap, a
+    vector-only search) runs them here, sparing two thread hand-offs."""
     state = _vector_state_safe()
     if not state.ok:
         (out.failures if state.broken else out.unavailable).append(("vector", state.reason))
@@ -429,7 +433,14 @@ def _start_vector(query: str, f: Filters, k: int, out: _Channels) -> Future | No
     # The worker's own connection cannot see rows of a transaction still open here (a
     # caller's atomic block, every test): then KNN runs here, after the embedding.
     knn = None if connection.in_atomic_block else (f, k)
-    return _EMBEDDING_POOL.submit(_embed_and_knn, get_embedder(), query, knn)
+    if not inline:
+        return _EMBEDDING_POOL.submit(_embed_and_knn, get_embedder(), query, knn)
+    done: Future = Future()
+    try:
+        done.set_result(_embed_and_knn(get_embedder(), query, knn))
+    except Exception as exc:  # raised again by result(), as from the worker
+        done.set_exception(exc)
+    return done
 
 
 def _embed_and_knn(embedder, query: str, knn: tuple | None) -> tuple:

@@ -99,8 +99,12 @@ def test_a_vector_written_by_another_process_is_seen(owner):
         cur.execute(
             "UPDATE search_vecf SET embedding = %s WHERE doc_id = %s", [(-query).tobytes(), doc_id]
         )
-    (found, similarity), *_ = matrix.current(384).nearest(-query, 1, owner.pk, ("fact",))
+    (found, similarity, *_), *_ = nearest(matrix.current(384), -query, 1, owner)
     assert found == doc_id and similarity > 0.99
+
+
+def nearest(held: matrix.VectorMatrix, query, count: int, owner) -> list[tuple]:
+    return held.nearest(query, count, owner.pk, ("fact",))[0]
 
 
 def live_ids(held: matrix.VectorMatrix) -> list[int]:
@@ -231,12 +235,10 @@ def test_below_the_sign_bit_size_the_scan_returns_the_exact_top_k(many):
     owner, vectors, ids, allowed = many
     held = matrix.current(384)
     for query in near(vectors, 20):
-        found = held.nearest(query, 10, owner.pk, ("fact",))
-        assert [d for d, _ in found] == exact_top(vectors, ids, query, 10, allowed)
-        doc_to_row = {d: i for i, d in enumerate(ids)}
-        assert np.allclose(
-            [s for _, s in found], [vectors[doc_to_row[d]] @ query for d, _ in found]
-        )
+        found = nearest(held, query, 10, owner)
+        assert [d for d, *_ in found] == exact_top(vectors, ids, query, 10, allowed)
+        row = {d: i for i, d in enumerate(ids)}
+        assert np.allclose([s for _, s, *_ in found], [vectors[row[d]] @ query for d, *_ in found])
 
 
 def test_the_sign_bit_pass_keeps_the_exact_top_10(many, monkeypatch):
@@ -246,14 +248,14 @@ def test_the_sign_bit_pass_keeps_the_exact_top_10(many, monkeypatch):
     assert held.file.has_center
     queries = near(vectors, 20)
     overlap = sum(
-        len({d for d, _ in held.nearest(q, 10, owner.pk, ("fact",))}
+        len({d for d, *_ in nearest(held, q, 10, owner)}
             & set(exact_top(vectors, ids, q, 10, allowed)))
         for q in queries
     )  # fmt: skip
     assert overlap / 200 >= 0.97
     monkeypatch.setattr(matrix, "SHORTLIST_SHARE", 1)  # a shortlist of every row: exact
     for q in queries:
-        found = [d for d, _ in held.nearest(q, 10, owner.pk, ("fact",))]
+        found = [d for d, *_ in nearest(held, q, 10, owner)]
         assert found == exact_top(vectors, ids, q, 10, allowed)
 
 
@@ -297,7 +299,7 @@ def test_a_full_file_grows_into_a_new_one_that_every_process_maps(owner, monkeyp
     assert len(live_ids(held)) == 1 + 2 * (len(TEXTS) - 1)
     elsewhere.refresh()  # sees the old file marked replaced: maps the new one
     assert elsewhere.file is not before and elsewhere.file.size == held.file.size
-    hits = elsewhere.nearest(embed_query("杭州"), 1, owner.pk, ("fact",))
+    hits = nearest(elsewhere, embed_query("杭州"), 1, owner)
     assert hits[0][0] == vector_hits_for(embed_query("杭州"), Filters(owner.pk), 1)[0].doc_id
     assert vector_hits_for(embed_query("杭州"), Filters(owner.pk), 1)[0].object_id == first.pk
 
@@ -315,11 +317,11 @@ from retrieval import matrix
 from retrieval.indexing import index_items
 held = matrix.current(384)
 query = np.load(sys.argv[1])
-found = held.nearest(query, 3, Owner.default().pk, ("fact",))
+found, _complete = held.nearest(query, 3, Owner.default().pk, ("fact",))
 made = Fact.objects.create(owner=Owner.default(), content=sys.argv[2])
 index_items("fact", [made])
 print(json.dumps({"inode": os.stat(held.path).st_ino, "path": str(held.path),
-                  "found": [d for d, _ in found], "made": made.pk}))
+                  "found": [hit[0] for hit in found], "made": made.pk}))
 """
 
 
@@ -345,7 +347,7 @@ def test_processes_share_one_file_and_follow_each_others_changes(owner, tmp_path
         fact(owner, text)
     held = matrix.current(384)
     query = embed_query("每天早上喝什么")
-    mine = [d for d, _ in held.nearest(query, 3, owner.pk, ("fact",))]
+    mine = [d for d, *_ in nearest(held, query, 3, owner)]
     child = run_child(tmp_path, query, "每天晚上喝一杯热牛奶")
     # the same file, which the other process mapped as it was (no rebuild, no copy of its own)
     assert Path(child["path"]) == held.path and child["inode"] == os.stat(held.path).st_ino

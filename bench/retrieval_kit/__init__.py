@@ -138,6 +138,18 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def pss_mb(pid: int | str = "self") -> float:
+    """Proportional set size: private pages plus each shared page divided by the processes
+    mapping it, so the PSS of several processes adds up to what they use together."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
 def table(headers: list[str], rows: list[list]) -> str:
     """A Markdown table (what the README and the notes paste)."""
 
