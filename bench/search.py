@@ -320,8 +320,14 @@ class SyntheticEmbedder:
         return self.cached.query(text)
 
 
+def use_this_checkout() -> None:
+    """This checkout's code, whatever the virtualenv's editable install points at."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+
 def measure(data: Path) -> dict:
     """Latency of the three modes on a built collection, after what `serve` runs at start."""
+    use_this_checkout()
     os.environ["MEMSITE_DATA_DIR"] = str(data)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memsite.settings")
     import django
@@ -398,6 +404,7 @@ def search_while_indexing(data: Path, qs: list[str], owner, idle_p95: float) -> 
 def index_load(data: Path) -> None:
     """The other process of search_while_indexing: new facts indexed in batches of 32, with
     their vectors, until killed."""
+    use_this_checkout()
     os.environ["MEMSITE_DATA_DIR"] = str(data)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memsite.settings")
     import django

@@ -483,13 +483,19 @@ def _embed(todo: list, state: VectorState) -> None:
         space = _record_space(state)
         center = center_of(space)
         current = SearchDoc.objects.in_bulk([doc.id for doc, _ in todo])
+        now, embedded = connection.ops.adapt_datetimefield_value(timezone.now()), []
         for (doc, _), vector in zip(todo, vectors, strict=True):
             fresh = current.get(doc.id)
             if fresh is None or fresh.content_hash != doc.content_hash:
                 continue  # edited or deleted while we embedded: its own reindex handles it
             _write_vec(fresh, vector, center)
-            fresh.embedded_hash, fresh.embedded_at = fresh.content_hash, timezone.now()
-            fresh.save(update_fields=["embedded_hash", "embedded_at"])
+            embedded.append((fresh.content_hash, now, fresh.id))
+        with connection.cursor() as cur:  # one statement, not a save() per item
+            cur.executemany(
+                f"UPDATE {SearchDoc._meta.db_table} SET embedded_hash = %s, embedded_at = %s "
+                "WHERE id = %s",
+                embedded,
+            )
         ensure_center(space)
 
 

@@ -430,11 +430,13 @@ def _start_vector(
     if not state.ok:
         (out.failures if state.broken else out.unavailable).append(("vector", state.reason))
         return None
-    # The worker's own connection cannot see rows of a transaction still open here (a
-    # caller's atomic block, every test): then KNN runs here, after the embedding.
-    knn = None if connection.in_atomic_block else (f, k)
     if not inline:
-        return _EMBEDDING_POOL.submit(_embed_and_knn, get_embedder(), query, knn)
+        # The worker only embeds (the engine releases the GIL); KNN runs here after FTS.
+        # In the worker, its Python and numpy steps fought FTS for the GIL: on a busy
+        # machine a hybrid search took 14.6 ms (median) where its stages added up to 9.5.
+        return _EMBEDDING_POOL.submit(_embed_and_knn, get_embedder(), query, None)
+    # (A worker's own connection could not see rows of a transaction still open here.)
+    knn = None if connection.in_atomic_block else (f, k)
     done: Future = Future()
     try:
         done.set_result(_embed_and_knn(get_embedder(), query, knn))
