@@ -433,9 +433,17 @@ _UPDATE_DOC = (
 
 
 def _sync_doc(
-    kind: str, obj, version: str, doc: SearchDoc, created: bool, writes: _Writes, now
+    kind: str,
+    obj,
+    version: str,
+    doc: SearchDoc,
+    created: bool,
+    writes: _Writes,
+    now,
+    segmented: dict | None = None,
 ) -> SearchDoc:
-    """Bring one item's SearchDoc and keyword row up to date (its writes go to `writes`)."""
+    """Bring one item's SearchDoc and keyword row up to date (its writes go to `writes`;
+    `segmented` may hold its text's segmentation, made beside this process)."""
     body, meta = document_text(kind, obj), Meta.of(kind, obj)
     digest, changed = text_hash(body), False
     if doc.owner_id != meta.owner_id or (doc.content_hash != digest and doc.embedded_hash):
@@ -443,9 +451,8 @@ def _sync_doc(
         doc.embedded_hash, doc.embedded_at, changed = "", None, True
     if doc.content_hash != digest or doc.fts_version != version or doc.fts_at is None:
         context = keyword_context(kind, obj)
-        writes.fts.append(
-            (doc.id, seg.segment(body), seg.segment_grams(body), seg.segment(context))
-        )
+        tokens, grams = (segmented or {}).get(body) or (seg.segment(body), seg.segment_grams(body))
+        writes.fts.append((doc.id, tokens, grams, seg.segment(context)))
         doc.content_hash, doc.fts_version, doc.fts_at, changed = digest, version, now, True
     if created or Meta.of_doc(doc) != meta:
         doc.owner_id, doc.status, doc.expires_at = meta.owner_id, meta.status, meta.expires_at
@@ -457,8 +464,11 @@ def _sync_doc(
     return doc
 
 
-def index_items(kind: str, objects: Iterable, embed: bool = True) -> int:
-    """(Re)index items: keywords and filters now, vectors for changed text; returns the count."""
+def index_items(
+    kind: str, objects: Iterable, embed: bool = True, segmented: dict | None = None
+) -> int:
+    """(Re)index items: keywords and filters now, vectors for changed text; returns the count.
+    `segmented`: text -> (tokens, grams) already made (a bulk reindex's helper process)."""
     objects = list(objects)
     userdict.ensure_loaded()
     version = seg.version()
@@ -467,7 +477,9 @@ def index_items(kind: str, objects: Iterable, embed: bool = True) -> int:
     with transaction.atomic():
         docs, created = _docs_for(kind, objects)
         for obj in objects:
-            doc = _sync_doc(kind, obj, version, docs[obj.pk], obj.pk in created, writes, now)
+            doc = _sync_doc(
+                kind, obj, version, docs[obj.pk], obj.pk in created, writes, now, segmented
+            )
             if state and state.ok and doc.vector_stale:
                 todo.append((doc, document_text(kind, obj)))
         writes.run()
