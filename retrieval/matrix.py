@@ -239,6 +239,7 @@ class VectorMatrix:
                     "(SELECT min(seq) FROM search_vec_log), (SELECT max(seq) FROM search_vec_log)"
                 )
                 epoch, first, last = cur.fetchone()
+            epoch = epoch or ""
             if self._in_step(epoch, last):
                 return
             with _writer_lock(self.path):
@@ -248,8 +249,12 @@ class VectorMatrix:
                 self._catch_up(epoch, first, last)
 
     def _in_step(self, epoch: str, last: int | None) -> bool:
+        """The file is of this log and has applied its entries up to `last` (or beyond: a
+        process that read the log later may have applied more meanwhile)."""
         f = self.file
-        return f is not None and f.epoch == epoch and f.seq == last
+        if f is None or f.epoch != epoch:
+            return False
+        return f.seq == last or (f.seq is not None and last is not None and f.seq > last)
 
     def _map_current(self) -> None:
         """Map the file at the path if this process has none, or it was replaced."""
