@@ -32,9 +32,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from retrieval_kit import DiskCachedEmbedder, setup_django, table  # noqa: E402
+from retrieval_kit import DiskCachedEmbedder, setup_django, shared_data, table  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = shared_data()
 RETRIEVERS = {
     "keyword": {"mode": "keyword", "weights": {"keyword": 1}},
     "vector": {"mode": "semantic", "weights": {"semantic": 1}},

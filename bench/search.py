@@ -49,6 +49,7 @@ from retrieval_kit import (  # noqa: E402
     percentile,
     pss_mb,
     setup_django,
+    shared_data,
     table,
 )
 
@@ -281,9 +282,7 @@ def embedding_rates(embedder, texts: list[str]) -> tuple[float, float]:
 
 def locomo_turns(count: int) -> list[str]:
     """Real conversation turns (LoCoMo, in ../shared/data): what an imported history holds."""
-    path = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo" / "locomo10.json"
-    if not path.exists():
-        path = Path("/work/shared/data/locomo/locomo10.json")
+    path = shared_data() / "locomo" / "locomo10.json"
     conversation = json.loads(path.read_text())[0]["conversation"]
     turns, n = [], 1
     while f"session_{n}" in conversation and len(turns) < count:

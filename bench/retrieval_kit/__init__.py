@@ -27,6 +27,15 @@ ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "bench" / ".cache"
 
 
+def shared_data() -> Path:
+    """../shared/data beside the checkout (or beside the folder of worktrees it is in);
+    MEMSITE_BENCH_DATA names another."""
+    if named := os.environ.get("MEMSITE_BENCH_DATA"):
+        return Path(named)
+    candidates = [ROOT.parent / "shared" / "data", ROOT.parents[1] / "shared" / "data"]
+    return next((p for p in candidates if p.exists()), candidates[0])
+
+
 def setup_django(name: str, overrides: dict[str, str] | None = None) -> Path:
     """Configure Django on a fresh data dir and migrate; returns the data dir."""
     CACHE.mkdir(parents=True, exist_ok=True)
