@@ -11,6 +11,7 @@ per owner; above, it scans the sign bits of each vector (centred on the mean vec
 smaller scan), takes an oversampled candidate set and rescores it with the float vectors.
 """
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from retrieval.embedders import get_embedder, query_cache
 from retrieval.indexing import search_space, sign_bits
 from retrieval.models import Kind
 
+log = logging.getLogger(__name__)
 ALL_KINDS = tuple(k.value for k in Kind)
 EVENT_KINDS = (Kind.EPISODE.value, Kind.TURN.value, Kind.ATTACHMENT.value)
 # bm25 weights of the grams column and of a turn's context (the turn before it) against the
@@ -405,7 +407,11 @@ def vector_hits_for(
 ) -> list[Hit]:
     """KNN top `limit` for a query vector under the filters (cosine distance, ascending)."""
     if exact is None and matrix_usable(filters):
-        hits = _matrix_hits(vector, filters, limit)
+        try:
+            hits = _matrix_hits(vector, filters, limit)
+        except OSError as exc:  # the vector file cannot be written (disk full, read-only)
+            log.warning("the vector file is unusable, sqlite-vec answers: %s", exc)
+            hits = None
         if hits is not None:
             return hits
     if exact is None:

@@ -396,3 +396,28 @@ def test_a_damaged_or_stale_file_is_rebuilt_from_sqlite(owner, damage, monkeypat
     hits = vector_hits_for(embed_query("咖啡"), Filters(owner.pk), 5)
     assert [h.doc_id for h in hits] == expected
     assert len(live_ids(matrix.current(384))) == len(TEXTS)
+
+
+def spy(function, calls: list):
+    def wrapper(*args, **kwargs):
+        calls.append(args)
+        return function(*args, **kwargs)
+
+    return wrapper
+
+
+def test_a_vector_file_that_cannot_be_written_leaves_the_search_to_sqlite_vec(owner, monkeypatch):
+    for text in TEXTS:
+        fact(owner, text)
+    matrix.current(384).path.unlink()
+    matrix._matrices.clear()  # a process starting now: no file to map, none can be written
+
+    def disk_full(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(matrix, "create", disk_full)
+    monkeypatch.setattr(backends, "_knn_exact", spy(backends._knn_exact, called := []))
+    hits = vector_hits_for(embed_query("咖啡"), Filters(owner.pk), 3)
+    assert called  # sqlite-vec answered
+    expected = vector_hits_for(embed_query("咖啡"), Filters(owner.pk), 3, exact=True)
+    assert [h.doc_id for h in hits] == [h.doc_id for h in expected]
