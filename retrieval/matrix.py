@@ -397,9 +397,11 @@ def _hamming_top_numpy(bits, query_bits, owners, kinds, owner_id, kindmask, want
     """hamming_top without the engine: the same rows, in numpy (about 10x slower)."""
     passing = (owners == owner_id) & (((kindmask >> kinds.astype(np.int64)) & 1) == 1)
     rows = np.flatnonzero(passing)
-    distance = np.bitwise_count(bits[rows] ^ query_bits).sum(axis=1)
-    order = np.lexsort((rows, distance))[:want]
-    return np.sort(rows[order])
+    distance = np.bitwise_count(bits[rows] ^ query_bits).sum(axis=1, dtype=np.int64)
+    if want >= len(rows):
+        return rows
+    key = distance * (len(bits) + 1) + rows  # (distance, row) order, as the engine breaks ties
+    return np.sort(rows[np.argpartition(key, want - 1)[:want]])
 
 
 def _exact(doc_ids: list[int], query: np.ndarray, passing=None) -> list[tuple]:
