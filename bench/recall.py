@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import subprocess
 import sys
@@ -33,10 +32,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from retrieval_kit import DiskCachedEmbedder, setup_django, table  # noqa: E402
+from retrieval_kit import DiskCachedEmbedder, setup_django, shared_data, table  # noqa: E402
 
-# ../shared/data beside the checkout; BENCH_DATA names another place (a git worktree elsewhere).
-DATA = Path(os.environ.get("BENCH_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
+DATA = shared_data()
 RETRIEVERS = {
     "keyword": {"mode": "keyword", "weights": {"keyword": 1}},
     "vector": {"mode": "semantic", "weights": {"semantic": 1}},

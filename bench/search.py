@@ -11,15 +11,21 @@ For each collection size N (each in its own process and throwaway database):
    on the built database after the warm-up `serve` runs at start (what a server is; measured
    in the process that built the collection, searches took 20-40% longer), each call with a
    distinct short query embedded on the spot (the in-memory query cache is cleared);
-5. the vector step is the in-memory matrix (retrieval/matrix.py): with the engine built, its
-   int8 scan with float rescoring, whose recall against the exact float scan, and the time of
-   both, are measured on the same queries in the same process; with
+5. the vector step is the shared vector file (retrieval/matrix.py): its top 10 and top 50
+   against exact KNN (numpy, float32, every stored vector), and its time alone; with
    MEMSITE_SEARCH_VECTOR_MATRIX=0, above SEARCH_EXACT_MAX vectors, sqlite-vec's approximate
    step (sign bits + rescoring), whose recall against exact KNN is measured the same way;
-6. peak RSS of the measuring process (the server's share: the index build is not in it).
+6. memory: the searching process's PSS (/proc/PID/smaps_rollup: shared pages counted once
+   in total) and peak RSS; then `manage.py serve` (web process and task consumer, what
+   `make run` starts) on the same database after 100 searches and 20 turns over HTTP: each
+   process's PSS and their sum;
+7. search p95 while another process indexes new items (as the consumer does during an
+   import) against idle, and the embedding rate with one and two threads (the consumer's two
+   workers) on the bench's items and on LoCoMo's real turns.
 
+Above 100,000 items the vectors are synthetic: the first 100k items' real vectors, each
+perturbed (`--n 1000000` needs no embedding, only keyword indexing: about 15-30 minutes).
 The default run is --n 10000 (a few minutes the first time); --n 10000,100000 adds 100k.
-Targets (2 cores): hybrid p95 <= 20 ms at 10k, <= 40 ms at 100k.
 """
 
 from __future__ import annotations
@@ -28,9 +34,11 @@ import argparse
 import json
 import os
 import random
+import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -39,9 +47,13 @@ from retrieval_kit import (  # noqa: E402
     DiskCachedEmbedder,
     peak_rss_mb,
     percentile,
+    pss_mb,
     setup_django,
+    shared_data,
     table,
 )
+
+REAL_VECTORS = 100_000  # above this many items, vectors are perturbed copies of real ones
 
 SEED = 20261122
 PEOPLE_ZH = [
@@ -205,7 +217,12 @@ def run_one(n: int, overrides: list[str]) -> dict:
     cmd = [sys.executable, __file__, "--measure", str(data), *[f"--set={s}" for s in overrides]]
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
     line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
-    return {**out, **json.loads(line[7:])}
+    out = {**out, **json.loads(line[7:])}
+    from django.db import connections
+
+    connections.close_all()
+    out["serve"] = serve_memory(data)
+    return out
 
 
 def build(n: int) -> dict:
@@ -235,20 +252,81 @@ def build(n: int) -> dict:
     reindex(embed=False, batch=500)
     out["fts_rate"] = n / (time.monotonic() - started)
 
-    use_embedder(DiskCachedEmbedder(real))
+    cached = DiskCachedEmbedder(real)
+    use_embedder(cached if n <= REAL_VECTORS else SyntheticEmbedder(cached, texts))
     started = time.monotonic()
     reindex(batch=256)
     out["vector_fill_s"] = time.monotonic() - started
-
-    fresh = [f"{t} / fresh {time.time_ns()}" for t in texts[:128]]
-    started = time.monotonic()
-    real.passages(fresh)
-    out["embed_rate"] = len(fresh) / (time.monotonic() - started)
+    use_embedder(None)
+    out["embed_rate"] = embedding_rates(real, texts[:256])
+    out["embed_rate_locomo"] = embedding_rates(real, locomo_turns(256))
     return out
+
+
+def embedding_rates(embedder, texts: list[str]) -> tuple[float, float]:
+    """Passages per second embedded by one thread, and by two (the task consumer's two
+    workers each embed what they index; the engine releases the GIL)."""
+    fresh = [f"{t} / fresh {time.time_ns()}" for t in texts]
+    started = time.monotonic()
+    for start in range(0, len(fresh), 32):
+        embedder.passages(fresh[start : start + 32])
+    one = len(fresh) / (time.monotonic() - started)
+    fresh = [f"{t} / fresh {time.time_ns()}" for t in texts]
+    halves = [fresh[::2], fresh[1::2]]
+    started = time.monotonic()
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(lambda part: [embedder.passages(part[i : i + 32])
+                                    for i in range(0, len(part), 32)], halves))  # fmt: skip
+    return one, len(fresh) / (time.monotonic() - started)
+
+
+def locomo_turns(count: int) -> list[str]:
+    """Real conversation turns (LoCoMo, in ../shared/data): what an imported history holds."""
+    path = shared_data() / "locomo" / "locomo10.json"
+    conversation = json.loads(path.read_text())[0]["conversation"]
+    turns, n = [], 1
+    while f"session_{n}" in conversation and len(turns) < count:
+        turns += [f"{t['speaker']}: {t['text']}" for t in conversation[f"session_{n}"]]
+        n += 1
+    return turns[:count]
+
+
+class SyntheticEmbedder:
+    """Above REAL_VECTORS items: item i's vector is item (i mod 100k)'s real one, perturbed
+    (gaussian noise of a third of its norm, renormalised), so a million vectors keep a
+    sentence model's structure without days of embedding."""
+
+    def __init__(self, cached: DiskCachedEmbedder, texts: list[str]):
+        self.cached, self.name, self.dimension = cached, cached.name, cached.dimension
+        self.position = {t: i for i, t in enumerate(texts)}
+        self.texts = texts
+
+    def passages(self, texts: list[str]):
+        import numpy as np
+
+        rows = []
+        for text in texts:
+            i = self.position[text]
+            base = self.cached.passages([self.texts[i % REAL_VECTORS]])[0]
+            if i >= REAL_VECTORS:
+                noise = np.random.default_rng(i).standard_normal(len(base)).astype(np.float32)
+                base = base + noise * (0.33 / np.sqrt(len(base)))
+                base = base / np.linalg.norm(base)
+            rows.append(base)
+        return np.vstack(rows).astype(np.float32)
+
+    def query(self, text: str):
+        return self.cached.query(text)
+
+
+def use_this_checkout() -> None:
+    """This checkout's code, whatever the virtualenv's editable install points at."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def measure(data: Path) -> dict:
     """Latency of the three modes on a built collection, after what `serve` runs at start."""
+    use_this_checkout()
     os.environ["MEMSITE_DATA_DIR"] = str(data)
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memsite.settings")
     import django
@@ -257,8 +335,8 @@ def measure(data: Path) -> dict:
     from django.conf import settings
 
     from curator.models import Owner
-    from retrieval import backends, engine
-    from retrieval.embedders import get_embedder, query_cache
+    from retrieval import backends
+    from retrieval.embedders import get_embedder
     from retrieval.search import search, warm_up
 
     owner = Owner.default()
@@ -267,66 +345,199 @@ def measure(data: Path) -> dict:
     bits = f"bits x{settings.SEARCH_OVERSAMPLE:g} + rescoring"
     out: dict = {}
     if settings.SEARCH_VECTOR_MATRIX:
-        int8 = engine.kernels() is not None
-        exact = not int8
-        out["vector_path"] = "matrix, int8 scan + float rescoring" if int8 else "matrix, exact"
+        out["vector_path"] = "shared file: sign bits > int8 > float32"
     else:
         out["vector_path"] = "exact" if exact else bits
+    started = time.perf_counter()
     warm_up()  # what `serve` runs at start (it also moves what is loaded out of the GC's way)
+    out["warm_up_s"] = time.perf_counter() - started
     for q in qs[:20]:  # warm-up: jieba, the model, SQLite pages
         search(q, owner=owner)
+    stages: dict = {}
     for mode in ("keyword", "semantic", "hybrid"):
-        times, stages = [], {}
-        for q in qs:
-            query_cache.clear()
-            started = time.perf_counter()
-            result = search(q, owner=owner, mode=mode, caller="bench")
-            times.append((time.perf_counter() - started) * 1000)
-            result.timings_ms["after total"] = times[-1] - result.timings_ms["total"]  # bookkeeping
-            for stage, ms in result.timings_ms.items():
-                stages.setdefault(stage, []).append(ms)
+        times, stages = timed_searches(qs, owner, mode)
         out[mode] = (percentile(times, 50), percentile(times, 95))
     out["stages"] = {stage: percentile(ms, 50) for stage, ms in stages.items()}
-    if not exact:
-        check = matrix_scan_check if settings.SEARCH_VECTOR_MATRIX else approximate_recall
-        out["approx_recall"] = check(qs, owner.pk, get_embedder())
+    out["pss_mb"] = pss_mb()
+    out["rss_mb"] = peak_rss_mb()
+    out["busy"] = search_while_indexing(data, qs, owner, out["hybrid"][1])
+    if settings.SEARCH_VECTOR_MATRIX:
+        out["approx_recall"] = matrix_scan_check(qs, owner.pk, get_embedder())
+    elif not exact:
+        out["approx_recall"] = approximate_recall(qs, owner.pk, get_embedder())
     if settings.SEARCH_KEYWORD_INDEX:
         out["keyword_index"] = keyword_index_check(qs)
-    out["rss_mb"] = peak_rss_mb()
     return out
 
 
+def timed_searches(qs: list[str], owner, mode: str) -> tuple[list[float], dict]:
+    from retrieval.embedders import query_cache
+    from retrieval.search import search
+
+    times, stages = [], {}
+    for q in qs:
+        query_cache.clear()
+        started = time.perf_counter()
+        result = search(q, owner=owner, mode=mode, caller="bench")
+        times.append((time.perf_counter() - started) * 1000)
+        result.timings_ms["after total"] = times[-1] - result.timings_ms["total"]  # bookkeeping
+        for stage, ms in result.timings_ms.items():
+            stages.setdefault(stage, []).append(ms)
+    return times, stages
+
+
+def search_while_indexing(data: Path, qs: list[str], owner, idle_p95: float) -> dict:
+    """Hybrid search p95 while another process indexes new items (keywords and vectors, as
+    the task consumer does during an import), against the idle figure just measured."""
+    cmd = [sys.executable, __file__, "--index-load", str(data)]
+    loader = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    assert loader.stdout.readline().strip() == "STARTED"
+    times: list[float] = []
+    while loader.poll() is None and len(times) < 2 * len(qs):
+        times += timed_searches(qs[: min(len(qs), 50)], owner, "hybrid")[0]
+    loader.kill()
+    loader.wait()
+    return {"idle_p95": idle_p95, "busy_p95": percentile(times, 95), "searches": len(times)}
+
+
+def index_load(data: Path) -> None:
+    """The other process of search_while_indexing: new facts indexed in batches of 32, with
+    their vectors, until killed."""
+    use_this_checkout()
+    os.environ["MEMSITE_DATA_DIR"] = str(data)
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memsite.settings")
+    import django
+
+    django.setup()
+    from curator.models import Fact, Owner
+    from retrieval.indexing import index_items
+
+    rng, owner = random.Random(SEED + 9), Owner.default()
+    get_ready = True
+    for batch in range(10_000):
+        made = Fact.objects.bulk_create(
+            Fact(owner=owner, content=fact_text(rng, 10_000_000 + batch * 32 + i))
+            for i in range(32)
+        )
+        if get_ready:
+            print("STARTED", flush=True)
+            get_ready = False
+        index_items("fact", made)
+
+
 def matrix_scan_check(qs: list[str], owner_id: int, embedder) -> dict:
-    """The int8 scan against the exact float32 scan of the same matrix, same process: how much
-    of the exact top k it returns, and the time of each (median ms, KNN alone)."""
-    from retrieval import engine, matrix
+    """The vector file's KNN against exact KNN (numpy over every stored float32 vector), on
+    the same query vectors: how much of the exact top 10 and top 50 it returns, and its
+    median time alone."""
+    import numpy as np
+    from django.db import connection
+
+    from retrieval import matrix
     from retrieval.backends import ALL_KINDS
 
     m = matrix.current(embedder.dimension)
-    vectors = [embedder.query(q) for q in qs]
-    kernels = engine.kernels
-
-    def scan(use_int8: bool) -> tuple[list, float]:
-        engine.kernels = kernels if use_int8 else (lambda: None)
-        try:
-            times, found = [], []
-            for v in vectors:
-                started = time.perf_counter()
-                found.append([d for d, _ in m.nearest(v, 50, owner_id, ALL_KINDS)])
-                times.append((time.perf_counter() - started) * 1000)
-            return found, percentile(times, 50)
-        finally:
-            engine.kernels = kernels
-
-    exact, exact_ms = scan(False)
-    fast, fast_ms = scan(True)
-    hits10 = sum(len(set(e[:10]) & set(f[:10])) for e, f in zip(exact, fast, strict=True))
-    hits50 = sum(len(set(e) & set(f)) for e, f in zip(exact, fast, strict=True))
+    vectors = np.vstack([embedder.query(q) for q in qs])
+    times, found = [], []
+    for v in vectors:
+        started = time.perf_counter()
+        found.append([hit[0] for hit in m.nearest(v, 50, owner_id, ALL_KINDS)[0]])
+        times.append((time.perf_counter() - started) * 1000)
+    best = np.full((len(qs), 50), -np.inf, dtype=np.float32)
+    best_ids = np.zeros((len(qs), 50), dtype=np.int64)
+    with connection.cursor() as cur:  # exact, a chunk at a time (1M vectors are 1.5 GB)
+        cur.execute("SELECT doc_id, embedding FROM search_vecf ORDER BY doc_id")
+        while rows := cur.fetchmany(50_000):
+            ids = np.array([r[0] for r in rows], dtype=np.int64)
+            block = np.frombuffer(b"".join(bytes(r[1]) for r in rows), np.float32)
+            sims = vectors @ block.reshape(len(rows), -1).T
+            sims = np.concatenate([best, sims], axis=1)
+            every = np.concatenate([best_ids, np.broadcast_to(ids, (len(qs), len(ids)))], axis=1)
+            top = np.argsort(-sims, axis=1, kind="stable")[:, :50]
+            best = np.take_along_axis(sims, top, axis=1)
+            best_ids = np.take_along_axis(every, top, axis=1)
+    hits10 = sum(
+        len(set(e[:10]) & set(f[:10])) for e, f in zip(best_ids.tolist(), found, strict=True)
+    )
+    hits50 = sum(len(set(e) & set(f)) for e, f in zip(best_ids.tolist(), found, strict=True))
     return {
         "recall@10": hits10 / (10 * len(qs)),
         "recall@50": hits50 / (50 * len(qs)),
-        "ms": (fast_ms, exact_ms),
+        "ms": (percentile(times, 50), percentile(times, 95)),
     }
+
+
+def serve_memory(data: Path, searches: int = 100, turns: int = 20) -> dict:
+    """PSS of what `make run` starts (`manage.py serve`: the web process and the task
+    consumer) on this database, after warming up, searches and turns over HTTP."""
+    import http.client
+    import re
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "MEMSITE_DATA_DIR": str(data), "MEMSITE_API_RATE_LIMIT": "0",
+           "MEMSITE_LOG_LEVEL": "WARNING", "MEMSITE_HUEY_IMMEDIATE": "false"}  # fmt: skip
+    manage = [sys.executable, str(root / "manage.py")]
+    token = subprocess.run(
+        [*manage, "api_token", "create", "--name", f"bench-{time.time_ns()}"],
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout.strip().splitlines()[-1]  # fmt: skip
+    server = subprocess.Popen(
+        [*manage, "serve", "--host", "127.0.0.1", "--port", "0"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=root,
+    )  # fmt: skip
+    try:
+        for line in server.stdout:  # the line announcing where it listens
+            if match := re.search(r"http://127\.0\.0\.1:(\d+)/", line):
+                port = int(match.group(1))
+                break
+        else:
+            raise RuntimeError("manage.py serve did not start")
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+        def call(method: str, path: str, body: dict | None = None) -> dict:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+            conn.request(method, path, json.dumps(body).encode() if body else None, headers)
+            reply = json.loads(conn.getresponse().read() or b"{}")
+            conn.close()
+            return reply
+
+        for q in queries()[:searches]:
+            call("POST", "/api/v1/search", {"query": q})
+        rng = random.Random(SEED + 7)
+        for i in range(turns):
+            content = fact_text(rng, 20_000_000 + i)
+            body = {
+                "session_id": "bench-memory",
+                "turn_index": i,
+                "role": "user",
+                "content": content,
+            }
+            call("POST", "/api/v1/turns", body)
+        deadline = time.time() + 300
+        while call("GET", "/api/v1/health")["queue"]["pending"] and time.time() < deadline:
+            time.sleep(0.5)
+        time.sleep(1)
+        processes = [server.pid, *children(server.pid)]
+        return {"web": pss_mb(server.pid), "others": sum(pss_mb(p) for p in processes[1:]),
+                "processes": len(processes)}  # fmt: skip
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found += [int(entry.name), *children(int(entry.name))]
+    return found
 
 
 def keyword_index_check(qs: list[str]) -> dict:
@@ -380,6 +591,7 @@ def main() -> None:
     parser.add_argument("--n", default="10000", help="comma list of collection sizes")
     parser.add_argument("--single", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--measure", help=argparse.SUPPRESS)
+    parser.add_argument("--index-load", help=argparse.SUPPRESS)
     parser.add_argument(
         "--set",
         action="append",
@@ -397,6 +609,8 @@ def main() -> None:
     if args.measure:
         print("RESULT " + json.dumps(measure(Path(args.measure))))
         return
+    if args.index_load:
+        return index_load(Path(args.index_load))
     rows, extra = [], []
     for n in (int(x) for x in args.n.split(",")):
         print(f"N = {n}", file=sys.stderr)
@@ -404,15 +618,28 @@ def main() -> None:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
         line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
         r = json.loads(line[7:])
+        serve = r["serve"]
         rows.append(
             [
                 f"{r['n']:,}",
                 *(f"{r[m][0]:.1f} / {r[m][1]:.1f}" for m in ("keyword", "semantic", "hybrid")),
                 f"{r['fts_rate']:.0f}",
-                f"{r['embed_rate']:.0f}",
-                f"{r['rss_mb']:.0f}",
-                r["vector_path"],
+                "{:.0f} / {:.0f}".format(*r["embed_rate"]),
+                f"{r['pss_mb']:.0f} ({r['rss_mb']:.0f})",
+                "{:.0f} + {:.0f} = {:.0f}".format(
+                    serve["web"], serve["others"], serve["web"] + serve["others"]
+                ),
             ]
+        )
+        busy = r["busy"]
+        extra.append(
+            f"- {r['n']:,}: hybrid p95 while another process indexes new items: "
+            f"{busy['busy_p95']:.1f} ms ({busy['searches']} searches) against "
+            f"{busy['idle_p95']:.1f} idle; embedding rate on LoCoMo turns, 1 / 2 threads: "
+            "{:.0f} / {:.0f} items/s".format(*r["embed_rate_locomo"])
+        )
+        extra.append(
+            f"- {r['n']:,}: vector step: {r['vector_path']}; warm-up {r['warm_up_s']:.1f} s"
         )
         extra.append(
             f"- {r['n']:,}: hybrid stages, median ms: "
@@ -425,10 +652,10 @@ def main() -> None:
                 f"{rec['recall@10']:.3f}, recall@50 {rec['recall@50']:.3f}"
             )
             if "ms" in rec:
-                fast, slow = rec["ms"]
                 extra.append(
-                    f"- {r['n']:,}: KNN alone, median: int8 scan {fast:.2f} ms, exact float32 "
-                    f"scan {slow:.2f} ms (x{slow / fast:.1f})"
+                    f"- {r['n']:,}: KNN alone (top 50), p50 / p95: {{:.2f}} / {{:.2f}} ms".format(
+                        *rec["ms"]
+                    )
                 )
         if "keyword_index" in r:
             k = r["keyword_index"]
@@ -451,9 +678,9 @@ def main() -> None:
                 "vector",
                 "hybrid",
                 "FTS items/s",
-                "embed items/s",
-                "peak RSS MB",
-                "vector step",
+                "embed items/s, 1 / 2 threads",
+                "search PSS MB (peak RSS)",
+                "make run PSS MB: web + consumer",
             ],
             rows,
         )

@@ -380,42 +380,109 @@ def _docs_for(kind: str, objects: list) -> tuple[dict[int, SearchDoc], set[int]]
     return docs, {obj.pk for obj in fresh}
 
 
-def _sync_doc(kind: str, obj, version: str, doc: SearchDoc, created: bool) -> SearchDoc:
-    """Bring one item's SearchDoc and keyword row up to date (inside a transaction)."""
+_DOC_COLUMNS = (
+    "content_hash fts_version fts_at embedded_hash embedded_at owner_id status expires_at ts "
+    "session_id"
+).split()
+_DATE_COLUMNS = {"fts_at", "embedded_at", "expires_at", "ts"}
+
+
+class _Writes:
+    """A batch's index writes, gathered per item and run as a few statements at the end:
+    one statement per item each (FTS delete and insert, a SearchDoc save) cost more than
+    segmenting the text, about 1,000 items/s in all (docs/performance.md)."""
+
+    def __init__(self):
+        self.fts: list[tuple] = []  # (doc id, tokens, grams, context)
+        self.docs: dict[int, SearchDoc] = {}  # SearchDocs to save, every column
+        self.vec_dropped: list[int] = []
+        self.vec_meta: list[SearchDoc] = []
+
+    def run(self) -> None:
+        with connection.cursor() as cur:
+            for doc_id in self.vec_dropped:
+                delete_vec(doc_id)
+            if self.fts:
+                ids = "[" + ",".join(str(row[0]) for row in self.fts) + "]"
+                cur.execute(
+                    "DELETE FROM search_fts WHERE rowid IN (SELECT value FROM json_each(%s))", [ids]
+                )
+                cur.executemany(
+                    "INSERT INTO search_fts(rowid, tokens, grams, context) VALUES (%s, %s, %s, %s)",
+                    self.fts,
+                )
+            if self.docs:
+                cur.executemany(_UPDATE_DOC, [_doc_values(d) for d in self.docs.values()])
+            for doc in self.vec_meta:
+                _update_vec_meta(doc)
+
+
+def _doc_values(doc: SearchDoc) -> list:
+    adapt = connection.ops.adapt_datetimefield_value
+    values = [
+        adapt(getattr(doc, c)) if c in _DATE_COLUMNS else getattr(doc, c) for c in _DOC_COLUMNS
+    ]
+    return [*values, doc.id]
+
+
+_UPDATE_DOC = (
+    f"UPDATE {SearchDoc._meta.db_table} SET "
+    + ", ".join(f"{c} = %s" for c in _DOC_COLUMNS)
+    + " WHERE id = %s"
+)
+
+
+def _sync_doc(
+    kind: str,
+    obj,
+    version: str,
+    doc: SearchDoc,
+    created: bool,
+    writes: _Writes,
+    now,
+    segmented: dict | None = None,
+) -> SearchDoc:
+    """Bring one item's SearchDoc and keyword row up to date (its writes go to `writes`;
+    `segmented` may hold its text's segmentation, made beside this process)."""
     body, meta = document_text(kind, obj), Meta.of(kind, obj)
-    digest, changed = text_hash(body), set()
+    digest, changed = text_hash(body), False
     if doc.owner_id != meta.owner_id or (doc.content_hash != digest and doc.embedded_hash):
-        delete_vec(doc.id)  # an outdated vector must never be found by its old text
-        doc.embedded_hash, doc.embedded_at = "", None
-        changed |= {"embedded_hash", "embedded_at"}
+        writes.vec_dropped.append(doc.id)  # an outdated vector must never be found by its old text
+        doc.embedded_hash, doc.embedded_at, changed = "", None, True
     if doc.content_hash != digest or doc.fts_version != version or doc.fts_at is None:
-        _write_fts(doc.id, body, keyword_context(kind, obj))
-        doc.content_hash, doc.fts_version, doc.fts_at = digest, version, timezone.now()
-        changed |= {"content_hash", "fts_version", "fts_at"}
+        context = keyword_context(kind, obj)
+        tokens, grams = (segmented or {}).get(body) or (seg.segment(body), seg.segment_grams(body))
+        writes.fts.append((doc.id, tokens, grams, seg.segment(context)))
+        doc.content_hash, doc.fts_version, doc.fts_at, changed = digest, version, now, True
     if created or Meta.of_doc(doc) != meta:
         doc.owner_id, doc.status, doc.expires_at = meta.owner_id, meta.status, meta.expires_at
-        doc.ts, doc.session_id = meta.ts, meta.session_id
-        changed |= {"owner_id", "status", "expires_at", "ts", "session_id"}
+        doc.ts, doc.session_id, changed = meta.ts, meta.session_id, True
         if doc.embedded_hash:
-            _update_vec_meta(doc)
+            writes.vec_meta.append(doc)
     if changed:
-        doc.save(update_fields=sorted(changed))
+        writes.docs[doc.id] = doc
     return doc
 
 
-def index_items(kind: str, objects: Iterable, embed: bool = True) -> int:
-    """(Re)index items: keywords and filters now, vectors for changed text; returns the count."""
+def index_items(
+    kind: str, objects: Iterable, embed: bool = True, segmented: dict | None = None
+) -> int:
+    """(Re)index items: keywords and filters now, vectors for changed text; returns the count.
+    `segmented`: text -> (tokens, grams) already made (a bulk reindex's helper process)."""
     objects = list(objects)
     userdict.ensure_loaded()
     version = seg.version()
     state = vector_state() if embed else None
-    todo = []
+    todo, writes, now = [], _Writes(), timezone.now()
     with transaction.atomic():
         docs, created = _docs_for(kind, objects)
         for obj in objects:
-            doc = _sync_doc(kind, obj, version, docs[obj.pk], obj.pk in created)
+            doc = _sync_doc(
+                kind, obj, version, docs[obj.pk], obj.pk in created, writes, now, segmented
+            )
             if state and state.ok and doc.vector_stale:
                 todo.append((doc, document_text(kind, obj)))
+        writes.run()
     if todo:
         _embed(todo, state)
     return len(objects)
@@ -428,13 +495,19 @@ def _embed(todo: list, state: VectorState) -> None:
         space = _record_space(state)
         center = center_of(space)
         current = SearchDoc.objects.in_bulk([doc.id for doc, _ in todo])
+        now, embedded = connection.ops.adapt_datetimefield_value(timezone.now()), []
         for (doc, _), vector in zip(todo, vectors, strict=True):
             fresh = current.get(doc.id)
             if fresh is None or fresh.content_hash != doc.content_hash:
                 continue  # edited or deleted while we embedded: its own reindex handles it
             _write_vec(fresh, vector, center)
-            fresh.embedded_hash, fresh.embedded_at = fresh.content_hash, timezone.now()
-            fresh.save(update_fields=["embedded_hash", "embedded_at"])
+            embedded.append((fresh.content_hash, now, fresh.id))
+        with connection.cursor() as cur:  # one statement, not a save() per item
+            cur.executemany(
+                f"UPDATE {SearchDoc._meta.db_table} SET embedded_hash = %s, embedded_at = %s "
+                "WHERE id = %s",
+                embedded,
+            )
         ensure_center(space)
 
 

@@ -22,9 +22,13 @@ documents go to a small pending set, merged into the main postings when it grows
 """
 
 import math
+import mmap
+import os
 import re
+import tempfile
 from array import array
 from itertools import chain
+from pathlib import Path
 
 import numpy as np
 import sqlean
@@ -38,6 +42,7 @@ COLUMNS = ("tokens", "grams", "context")  # search_fts's columns, in order
 _GROWTH = 4096
 _PENDING_MIN = 50_000  # postings held apart before a merge (and at least an eighth of all)
 _RELOAD_MIN = 1000  # changed documents read by reloading (and at least a quarter of all)
+SPILL_MIN_BYTES = 8 << 20  # main postings larger than this live in a memory-mapped file
 
 
 class Tokenizer:
@@ -51,6 +56,11 @@ class Tokenizer:
         self.conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, 'instance')")
         self.vocab: dict[str, int] = {}  # term -> id
         self.pieces: dict[str, tuple[int, ...]] = {}  # piece -> term ids
+
+    def forget_pieces(self) -> None:
+        """After a load: the stored rows' pieces are not needed again (a query's are learnt
+        as it comes; the terms' ids stay). At 1M items they were a dictionary of 1M entries."""
+        self.pieces = {}
 
     def learn(self, pieces) -> None:
         missing = list({p for p in pieces if p not in self.pieces})
@@ -66,6 +76,15 @@ class Tokenizer:
         self.conn.execute("DELETE FROM t")
         for i, piece in enumerate(pieces):
             self.pieces[piece] = tuple(found.get(i, ()))
+
+
+def _spill_directory() -> Path:
+    """Beside the database (a disk, where /tmp may be memory), else the temporary folder."""
+    name = str(connection.settings_dict["NAME"])
+    folder = Path(os.path.realpath(name)).parent
+    if name == ":memory:" or name.startswith("file:") or not os.access(folder, os.W_OK):
+        return Path(tempfile.gettempdir())
+    return folder
 
 
 def _table_tokenizer() -> str:
@@ -91,6 +110,26 @@ class Postings:
         order = np.argsort(terms, kind="stable")
         offsets = np.searchsorted(terms[order], np.arange(vocab + 1))
         return Postings(offsets, rows[order], freqs[order])
+
+    def spilled(self, directory: Path) -> "Postings":
+        """The same postings in a file of this process's own, memory-mapped: the pages a
+        query reads stay in memory while it needs them, the rest is the system's to drop
+        (PSS counts only the pages touched: at 1M items the postings are about 480 MB, a
+        query reads a few of them). The file has no name (removed once opened) and goes
+        with the process."""
+        arrays = (self.offsets, self.rows, self.freqs)
+        if sum(a.nbytes for a in arrays) < SPILL_MIN_BYTES:
+            return self
+        with tempfile.TemporaryFile(dir=directory, prefix="memsite-postings-") as f:
+            for a in arrays:
+                np.ascontiguousarray(a).tofile(f)
+            f.flush()
+            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        views, at = [], 0
+        for a in arrays:
+            views.append(np.frombuffer(mapped, a.dtype, len(a), at))
+            at += a.nbytes
+        return Postings(*views)
 
     def get(self, term: int) -> tuple[np.ndarray, np.ndarray]:
         if term + 1 >= len(self.offsets):
@@ -160,7 +199,9 @@ class KeywordIndex(LogFollower):
             parts = self._no_parts()
             while batch := cur.fetchmany(4096):
                 self._add(batch, parts)
-        self.base, self.pending = self._postings(parts), self._postings(self.pending_parts)
+        self.base = self._spilled(self._postings(parts))
+        self.pending = self._postings(self.pending_parts)
+        self.tokenizer.forget_pieces()
 
     def _apply(self, doc_ids: list[int]) -> None:
         if len(doc_ids) > max(_RELOAD_MIN, self.live // 4):  # e.g. after a reindex
@@ -187,10 +228,17 @@ class KeywordIndex(LogFollower):
             [_live(triple, self.docs) for triple in [*part, base.triples()]]
             for base, part in zip(self.base, self.pending_parts, strict=True)
         ]
-        self.base = self._postings(parts)
+        self.base = self._spilled(self._postings(parts))
         self.pending_parts = self._no_parts()
         self.pending = self._postings(self.pending_parts)
         self.dead = 0  # removed rows are no longer in any posting
+
+    def _spilled(self, postings: list[Postings]) -> list[Postings]:
+        directory = _spill_directory()
+        try:
+            return [p.spilled(directory) for p in postings]
+        except OSError:  # no room for the file: they stay in memory
+            return postings
 
     def _no_parts(self) -> list[list[tuple]]:
         return [[] for _ in self.fields]

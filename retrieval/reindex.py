@@ -7,6 +7,7 @@ run with nothing to do finishes in seconds. A different embedding model empties 
 index first (never two models mixed); keyword search works throughout.
 """
 
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -103,23 +104,63 @@ def reindex(
         work.extend((k, todo[i : i + batch]) for i in range(0, len(todo), batch))
     summary.planned = sum(len(ids) for _, ids in work)
     started = time.monotonic()
-    for k, ids in work:
-        if should_stop and should_stop():
-            summary.interrupted = True
-            break
-        objs = list(indexing.queryset(k).filter(pk__in=ids).order_by("pk"))
-        try:
-            indexing.index_items(k, objs, embed=vectors)
-        except EmbeddingError as exc:
-            # Keywords of this batch are committed; go on without vectors, say why at the end.
-            summary.embed_error, vectors = str(exc), False
-        summary.done += len(ids)
-        if progress:
-            progress(Progress(summary.done, summary.planned, time.monotonic() - started))
+    splitter = _Splitter(summary.planned)
+    try:
+        for k, ids in work:
+            if should_stop and should_stop():
+                summary.interrupted = True
+                break
+            objs = list(indexing.queryset(k).filter(pk__in=ids).order_by("pk"))
+            try:
+                indexing.index_items(k, objs, embed=vectors, segmented=splitter.segment(k, objs))
+            except EmbeddingError as exc:
+                # Keywords of this batch are committed; go on without vectors, say why at the end.
+                summary.embed_error, vectors = str(exc), False
+            summary.done += len(ids)
+            if progress:
+                progress(Progress(summary.done, summary.planned, time.monotonic() - started))
+    finally:
+        splitter.close()
     if vectors and (space := EmbeddingSpace.objects.first()):
         with transaction.atomic():
             indexing.ensure_center(space)  # databases indexed before the centre existed
     return summary
+
+
+PARALLEL_MIN = 2000  # items: a bulk reindex segments half of each batch in a helper process
+
+
+class _Splitter:
+    """Half of each batch's texts segmented by a helper process while this one does the other
+    half: segmentation (jieba, pure Python) is most of keyword indexing. Only for a bulk
+    reindex on more than one core; if the helper fails, this process segments alone."""
+
+    def __init__(self, planned: int):
+        self.pool = None
+        if planned >= PARALLEL_MIN and (os.cpu_count() or 1) > 1:
+            try:
+                self.pool = seg.helper()
+            except OSError:
+                self.pool = None
+
+    def segment(self, kind: str, objs: list) -> dict | None:
+        if self.pool is None or len(objs) < 2:
+            return None
+        bodies = list(dict.fromkeys(indexing.document_text(kind, o) for o in objs))
+        half = len(bodies) // 2
+        try:
+            theirs = self.pool.submit(seg.segment_pairs, bodies[half:], seg.user_words())
+            mine = seg.segment_pairs(bodies[:half])
+            pairs = mine + theirs.result()
+        except Exception:  # a dead helper (BrokenProcessPool) or its error: go on alone
+            self.close()
+            return None
+        return dict(zip(bodies, pairs, strict=True))
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
 
 
 def remove_strays() -> int:

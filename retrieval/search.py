@@ -12,11 +12,13 @@ writes a `retrieval_fail` MemoryEvent and the result says it is degraded and why
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import gc
 import json
 import logging
 import os
+import threading
 import time
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -414,7 +416,7 @@ def _run_channels(query: str, f: Filters, mode: str, k: int, timings: dict) -> _
     too, so the two use both cores: the slower of the two is the wait, not their sum."""
     out = _Channels()
     want_vec, want_kw = mode in ("hybrid", "semantic"), mode in ("hybrid", "keyword")
-    vector = _start_vector(query, f, k, out) if want_vec else None
+    vector = _start_vector(query, f, k, out, inline=not want_kw) if want_vec else None
     if want_kw:
         started = time.perf_counter()
         try:
@@ -432,15 +434,28 @@ def _run_channels(query: str, f: Filters, mode: str, k: int, timings: dict) -> _
     return out
 
 
-def _start_vector(query: str, f: Filters, k: int, out: _Channels) -> Future | None:
+def _start_vector(
+    query: str, f: Filters, k: int, out: _Channels, inline: bool = False
+) -> Future | None:
+    """The embedding and KNN, in a worker beside FTS; `inline` (no FTS to overlap, a
+    vector-only search) runs them here, sparing two thread hand-offs."""
     state = _vector_state_safe()
     if not state.ok:
         (out.failures if state.broken else out.unavailable).append(("vector", state.reason))
         return None
-    # The worker's own connection cannot see rows of a transaction still open here (a
-    # caller's atomic block, every test): then KNN runs here, after the embedding.
+    if not inline:
+        # The worker only embeds (the engine releases the GIL); KNN runs here after FTS.
+        # In the worker, its Python and numpy steps fought FTS for the GIL: on a busy
+        # machine a hybrid search took 14.6 ms (median) where its stages added up to 9.5.
+        return _EMBEDDING_POOL.submit(_embed_and_knn, get_embedder(), query, None)
+    # (A worker's own connection could not see rows of a transaction still open here.)
     knn = None if connection.in_atomic_block else (f, k)
-    return _EMBEDDING_POOL.submit(_embed_and_knn, get_embedder(), query, knn)
+    done: Future = Future()
+    try:
+        done.set_result(_embed_and_knn(get_embedder(), query, knn))
+    except Exception as exc:  # raised again by result(), as from the worker
+        done.set_exception(exc)
+    return done
 
 
 def _embed_and_knn(embedder, query: str, knn: tuple | None) -> tuple:
@@ -753,40 +768,63 @@ def _record(
         "took_ms": round(result.timings_ms.get("total", 0.0), 2),
         "params": params,
     }
-    if settings.SEARCH_RECORD_IN_BACKGROUND:
-        _RECALL_WRITER.submit(_write_recall, entry, items, now)
-    else:
-        _write_recall(entry, items, now)
+    if not settings.SEARCH_RECORD_IN_BACKGROUND:
+        _write_recalls([(entry, items, now)])
+        return
+    with _pending_lock:
+        _pending_recalls.append((entry, items, now))
+        first = len(_pending_recalls) == 1
+    if first:  # else a write already queued takes this one too
+        _RECALL_WRITER.submit(_write_pending)
 
 
-def _write_recall(entry: dict, items: list[tuple], now: datetime) -> None:
-    """One write transaction: access counters (seeds 002/003) and the recall log entry.
+# Recalls waiting for the writer: under load several searches share one transaction.
+_pending_recalls: list[tuple] = []
+_pending_lock = threading.Lock()
+
+
+def _write_pending() -> None:
+    with _pending_lock:
+        batch = _pending_recalls[:]
+        _pending_recalls.clear()
+    if batch:
+        _write_recalls(batch)
+
+
+def _write_recalls(batch: list[tuple]) -> None:
+    """One write transaction for these recalls: access counters (seeds 002/003) and the
+    recall log entries.
 
     Raw SQL: the same four statements through the ORM spent 1.9 ms compiling, in a thread
     that competes for the GIL with the next search (bench/search.py runs them back to back).
     """
+    try:
+        with transaction.atomic(), connection.cursor() as cur:
+            for entry, items, now in batch:
+                _write_recall(cur, entry, items, now)
+    except DatabaseError:  # bookkeeping must never fail a search (e.g. a locked database)
+        log.exception("could not record the recall")
+
+
+def _write_recall(cur, entry: dict, items: list[tuple], now: datetime) -> None:
     facts = [i for kind, i, _, _ in items if kind == Kind.FACT]
     episodes = [i for kind, i, _, _ in items if kind == Kind.EPISODE]
     at = connection.ops.adapt_datetimefield_value(now)
-    try:
-        with transaction.atomic(), connection.cursor() as cur:
-            if facts:
-                cur.execute(
-                    f"UPDATE {Fact._meta.db_table} SET access_count = access_count + 1, "
-                    f"last_accessed_at = %s WHERE id IN ({backends.placeholders(facts)})",
-                    [at, *facts],
-                )
-            if episodes:
-                cur.execute(
-                    f"UPDATE {Episode._meta.db_table} SET access_count = access_count + 1 "
-                    f"WHERE id IN ({backends.placeholders(episodes)})",
-                    episodes,
-                )
-            cur.execute(_INSERT_RECALL, _recall_values(entry, at))
-            log_id = cur.lastrowid
-            cur.executemany(_INSERT_HIT, [(log_id, k, i, r, s) for k, i, r, s in items])
-    except DatabaseError:  # bookkeeping must never fail a search (e.g. a locked database)
-        log.exception("could not record the recall")
+    if facts:
+        cur.execute(
+            f"UPDATE {Fact._meta.db_table} SET access_count = access_count + 1, "
+            f"last_accessed_at = %s WHERE id IN ({backends.placeholders(facts)})",
+            [at, *facts],
+        )
+    if episodes:
+        cur.execute(
+            f"UPDATE {Episode._meta.db_table} SET access_count = access_count + 1 "
+            f"WHERE id IN ({backends.placeholders(episodes)})",
+            episodes,
+        )
+    cur.execute(_INSERT_RECALL, _recall_values(entry, at))
+    log_id = cur.lastrowid
+    cur.executemany(_INSERT_HIT, [(log_id, k, i, r, s) for k, i, r, s in items])
 
 
 _RECALL_COLUMNS = (
@@ -860,3 +898,13 @@ def warm_up() -> None:
     # whichever search triggers it. At 10k items 4 of 1,200 searches took 64-75 ms; frozen,
     # none took over 35.
     gc.freeze()
+    _give_back_freed_memory()
+
+
+def _give_back_freed_memory() -> None:
+    """Loading the keyword postings leaves freed heap that glibc keeps for later (90 MB at
+    100k items): hand it back to the system, so the process's memory is what it holds."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to trim this way
+        pass

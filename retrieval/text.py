@@ -12,9 +12,11 @@ conversation turn's previous turn in jieba tokens; the query's tokens search it 
 
 import hashlib
 import logging
+import multiprocessing
 import re
 import threading
 from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import jieba
@@ -54,6 +56,8 @@ _user_words: dict[str, None] = {}
 
 def configure(cache_dir: Path, user_dict: Path | None = None) -> None:
     """Point jieba's cache at an existing folder (or it silently never writes it)."""
+    if not str(cache_dir):
+        return
     with _lock:
         cache_dir.mkdir(parents=True, exist_ok=True)
         jieba.dt.tmp_dir = str(cache_dir)
@@ -71,6 +75,38 @@ def use_words(lines: Iterable[str]) -> None:
             jieba.add_word(word)
         _user_words.clear()
         _user_words.update(wanted)
+
+
+def user_words() -> list[str]:
+    """The person's dictionary words jieba keeps whole now."""
+    with _lock:
+        return list(_user_words)
+
+
+def segment_pairs(texts: list[str], words: list[str] | None = None) -> list[tuple[str, str]]:
+    """(segment, segment_grams) of each text; with `words`, the user dictionary they are cut
+    with (a helper process checks it on every call: a dictionary edited meanwhile applies)."""
+    if words is not None and set(words) != set(user_words()):
+        use_words(words)
+    return [(segment(t), segment_grams(t)) for t in texts]
+
+
+def _start_helper(cache_dir: str, words: list[str]) -> None:
+    configure(Path(cache_dir))
+    use_words(words)
+    segment("预热 warm-up")  # jieba's dictionary, before the first batch
+
+
+def helper() -> ProcessPoolExecutor:
+    """A process that segments beside this one, for bulk indexing: jieba is pure Python, so
+    on two cores the second one is otherwise idle. Spawned, not forked: the caller may run
+    threads (the task consumer does), and a fork copies their locks mid-use."""
+    return ProcessPoolExecutor(
+        1,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_helper,
+        initargs=(str(jieba.dt.tmp_dir or ""), user_words()),
+    )
 
 
 def version() -> str:

@@ -1,6 +1,7 @@
 """The in-memory keyword index: FTS5's bm25 ranking to the last bit, in step with the database."""
 
 import gc
+import mmap
 import random
 from datetime import timedelta
 
@@ -54,7 +55,21 @@ def queries(rng: random.Random) -> list[str]:
     ]
 
 
-def test_it_ranks_and_scores_exactly_as_fts5(owner):
+@pytest.fixture(params=["in memory", "memory-mapped"])
+def spill(request, monkeypatch):
+    """Both ways the main postings are held (large ones are spilled to a mapped file)."""
+    if request.param == "memory-mapped":
+        monkeypatch.setattr(keywords, "SPILL_MIN_BYTES", 0)
+    return request.param == "memory-mapped"
+
+
+def assert_held_as(spilled: bool) -> None:
+    held = keywords.current(backends.KEYWORD_FIELDS, backends.BM25_WEIGHTS)
+    mapped = [isinstance(getattr(p.rows.base, "obj", None), mmap.mmap) for p in held.base]
+    assert mapped == [spilled] * len(held.base)
+
+
+def test_it_ranks_and_scores_exactly_as_fts5(owner, spill):
     rng = random.Random(7)
     for text in some_texts(rng, 80):
         fact(owner, text)
@@ -65,9 +80,10 @@ def test_it_ranks_and_scores_exactly_as_fts5(owner):
         fact(owner, "杭州 咖啡 running")  # equal scores: newest document first in both
     for query in queries(rng):
         assert index_ranking(query) == fts_ranking(query), query
+    assert_held_as(spill)
 
 
-def test_it_stays_exact_through_edits_removals_and_merges(owner, monkeypatch):
+def test_it_stays_exact_through_edits_removals_and_merges(owner, monkeypatch, spill):
     monkeypatch.setattr(keywords, "_PENDING_MIN", 20)  # merge after a few documents
     rng = random.Random(11)
     facts = [fact(owner, text) for text in some_texts(rng, 40)]
@@ -88,6 +104,7 @@ def test_it_stays_exact_through_edits_removals_and_merges(owner, monkeypatch):
         cur.execute("SELECT rowid FROM search_fts")
         assert set(held.rows) == {row[0] for row in cur.fetchall()}
     assert held.live == len(held.rows)
+    assert_held_as(spill)
 
 
 def test_a_document_changed_twice_between_merges_counts_once(owner):

@@ -102,3 +102,37 @@ def test_a_new_dictionary_word_marks_keyword_rows_stale(owner, settings, tmp_pat
         assert summary.done == 2 and check().problems == 0
     finally:
         userdict.remove("杭州orchard")
+
+
+def fts_rows() -> dict:
+    with connection.cursor() as cur:
+        cur.execute("SELECT rowid, tokens, grams, context FROM search_fts ORDER BY rowid")
+        return {row[0]: row[1:] for row in cur.fetchall()}
+
+
+def test_a_bulk_reindex_segments_half_of_each_batch_in_a_helper_alike(
+    owner, monkeypatch, settings, tmp_path
+):
+    """The helper process cuts text exactly as this one, the person's own words included."""
+    from retrieval import reindex as reindexing
+    from retrieval import text as seg
+
+    texts = ["李雷周末在杭州喜欢乌龙茶", "orchard 项目的 search 由韩梅梅负责", "Anna prefers Rust"]
+    for i in range(12):
+        Fact.objects.create(owner=owner, content=f"{texts[i % 3]}（第{i}条）向量检索很好用")
+    settings.DATA_DIR = tmp_path
+    userdict.add("向量检索很好用")
+    try:
+        reindex(embed=False)
+        alone = fts_rows()
+        used = []
+        real_helper = seg.helper
+        monkeypatch.setattr(reindexing, "PARALLEL_MIN", 2)
+        monkeypatch.setattr(seg, "helper", lambda: used.append(1) or real_helper())
+        SearchDoc.objects.update(fts_version="")  # every keyword row out of date
+        summary = reindex(embed=False, batch=4)
+        assert used and summary.done == 12
+        assert fts_rows() == alone
+        assert "向量检索很好用" in " ".join(tokens for tokens, _, _ in alone.values())
+    finally:
+        userdict.remove("向量检索很好用")

@@ -133,6 +133,27 @@ def test_the_recall_is_written_after_the_answer_by_a_background_thread(settings)
     assert RecallLog.objects.get().results[0]["id"] == item.id
 
 
+@pytest.mark.django_db(transaction=True)
+def test_recalls_made_while_the_writer_is_busy_are_each_written_once(settings):
+    """Under load the writer takes every recall waiting in one transaction."""
+    import threading
+
+    from retrieval import search as searching
+
+    settings.SEARCH_RECORD_IN_BACKGROUND = True
+    item = fact(Owner.default(), "用户住在杭州")
+    release = threading.Event()
+    searching._RECALL_WRITER.submit(release.wait, 30)  # the writer is busy
+    for _ in range(3):
+        search("杭州", owner=Owner.default(), caller="api")
+    assert len(searching._pending_recalls) == 3 and not RecallLog.objects.exists()
+    release.set()
+    searching.flush_recalls()
+    item.refresh_from_db()
+    assert item.access_count == 3 and RecallLog.objects.count() == 3
+    assert RecallHit.objects.filter(object_id=item.id).count() == 3
+
+
 def test_looking_in_the_debugger_is_not_recalling(owner):
     item = fact(owner, "用户住在杭州")
     search("杭州", owner=owner, record=False)

@@ -161,3 +161,19 @@ def test_a_web_process_that_dies_stops_the_server_with_a_sentence(env, tmp_path)
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux /proc")
+def test_the_consumer_ranks_keywords_in_sqlite_instead_of_holding_postings(env, tmp_path):
+    """One copy of the keyword postings per machine: the web process's (docs/performance.md)."""
+    with (tmp_path / "serve.err").open("w") as stderr_file:
+        proc = _start_serve(env, stderr_file, port=0)
+    try:
+        _url, consumer_pid = _wait_for_ready_line(proc)
+        environ = Path(f"/proc/{consumer_pid}/environ").read_bytes().split(b"\0")
+        assert b"MEMSITE_SEARCH_KEYWORD_INDEX=0" in environ
+        web = Path(f"/proc/{proc.pid}/environ").read_bytes().split(b"\0")
+        assert b"MEMSITE_SEARCH_KEYWORD_INDEX=0" not in web
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)

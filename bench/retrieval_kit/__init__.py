@@ -27,6 +27,15 @@ ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "bench" / ".cache"
 
 
+def shared_data() -> Path:
+    """../shared/data beside the checkout (or beside the folder of worktrees it is in);
+    MEMSITE_BENCH_DATA names another."""
+    if named := os.environ.get("MEMSITE_BENCH_DATA"):
+        return Path(named)
+    candidates = [ROOT.parent / "shared" / "data", ROOT.parents[1] / "shared" / "data"]
+    return next((p for p in candidates if p.exists()), candidates[0])
+
+
 def setup_django(name: str, overrides: dict[str, str] | None = None) -> Path:
     """Configure Django on a fresh data dir and migrate; returns the data dir."""
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -136,6 +145,18 @@ def percentile(values: list[float], q: float) -> float:
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def pss_mb(pid: int | str = "self") -> float:
+    """Proportional set size: private pages plus each shared page divided by the processes
+    mapping it, so the PSS of several processes adds up to what they use together."""
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
 
 
 def table(headers: list[str], rows: list[list]) -> str:

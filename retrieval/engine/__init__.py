@@ -11,6 +11,7 @@ import ctypes
 import hashlib
 import json
 import logging
+import os
 import sys
 import threading
 from pathlib import Path
@@ -29,7 +30,10 @@ MODEL_FORMAT = (b"E5S1", 1)  # magic and version e5q.c reads (E5_FORMAT_VERSION 
 
 
 def default_path() -> Path:
-    """Where `make install` builds the engine: inside the environment, removed with .venv."""
+    """Where `make install` builds the engine: inside the environment, removed with .venv.
+    MEMSITE_ENGINE_LIBRARY points at another build (a branch's own, a benchmark's)."""
+    if override := os.environ.get("MEMSITE_ENGINE_LIBRARY"):
+        return Path(override)
     return Path(sys.prefix) / "lib" / "memsite" / "e5q.so"
 
 
@@ -167,6 +171,57 @@ class Kernels:
             ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p
         ]  # fmt: skip
         lib.e5_dot_i8.restype = None
+        self.has_scan = hasattr(lib, "e5_hamming_top")  # built before the vector file: numpy
+        if self.has_scan:
+            self._declare_scan(lib)
+
+    @staticmethod
+    def _declare_scan(lib) -> None:
+        lib.e5_dot_i8_at.argtypes = [
+            ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p,
+            ctypes.c_void_p,
+        ]  # fmt: skip
+        lib.e5_dot_i8_at.restype = None
+        lib.e5_hamming_top.argtypes = [
+            ctypes.c_void_p, ctypes.c_int64, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+            ctypes.c_void_p, ctypes.c_int32, ctypes.c_uint32, ctypes.c_int64, ctypes.c_void_p,
+        ]  # fmt: skip
+        lib.e5_hamming_top.restype = ctypes.c_int64
+
+    def dot_i8_at(self, rows: np.ndarray, at: np.ndarray, query: np.ndarray) -> np.ndarray:
+        """int32 dot products of the int8 rows listed in `at` with an int8 query."""
+        if rows.dtype != np.int8 or query.dtype != np.int8 or not rows.flags.c_contiguous:
+            raise ValueError("dot_i8_at needs C-contiguous int8 rows and an int8 query")
+        at = np.ascontiguousarray(at, dtype=np.int64)
+        if len(at) and (at.min() < 0 or at.max() >= len(rows)):
+            raise ValueError("dot_i8_at: a row outside the matrix")
+        out = np.empty(len(at), dtype=np.int32)
+        query = np.ascontiguousarray(query)
+        self._lib.e5_dot_i8_at(
+            rows.ctypes.data, rows.shape[1], at.ctypes.data, len(at), query.ctypes.data,
+            out.ctypes.data,
+        )  # fmt: skip
+        return out
+
+    def hamming_top(
+        self, bits, query_bits, owners, kinds, owner: int, kindmask: int, want: int
+    ) -> np.ndarray:
+        """The `want` rows (in row order) whose uint64 sign-bit words are nearest the query's,
+        among those of `owner` whose kind code's bit is in `kindmask` (GIL released)."""
+        rows, words = bits.shape
+        if bits.dtype != np.uint64 or not bits.flags.c_contiguous or query_bits.shape != (words,):
+            raise ValueError("hamming_top needs C-contiguous uint64 rows and a query of as many")
+        if owners.dtype != np.int32 or kinds.dtype != np.int8 or len(owners) < rows:
+            raise ValueError("hamming_top needs int32 owners and int8 kinds for every row")
+        out = np.empty(max(0, min(want, rows)), dtype=np.int64)
+        query_bits = np.ascontiguousarray(query_bits, dtype=np.uint64)
+        found = self._lib.e5_hamming_top(
+            bits.ctypes.data, rows, words, query_bits.ctypes.data, owners.ctypes.data,
+            kinds.ctypes.data, owner, kindmask, len(out), out.ctypes.data,
+        )  # fmt: skip
+        if found < 0:
+            raise MemoryError("hamming_top could not allocate its buffers")
+        return out[:found]
 
     def dot_i8(self, rows: np.ndarray, query: np.ndarray) -> np.ndarray:
         """int32 dot products of C-contiguous int8 rows with an int8 query (GIL released)."""

@@ -25,6 +25,11 @@ typedef struct {
     int (*dim)(const void *m);
     const char *(*kernel)(void);
     void (*dot_i8)(const int8_t *m, int64_t rows, int dim, const int8_t *q, int32_t *out);
+    void (*dot_i8_at)(const int8_t *m, int dim, const int64_t *at, int64_t n, const int8_t *q,
+                      int32_t *out);
+    int64_t (*hamming_top)(const uint64_t *bits, int64_t rows, int words, const uint64_t *q,
+                           const int32_t *owners, const int8_t *kinds, int32_t owner,
+                           uint32_t kindmask, int64_t want, int64_t *out);
     int (*embed)(void *m, const char *text, int is_query, float *out);
     int (*embed_batch)(void *m, const char **texts, int n, int is_query, float *out);
 } variant;
@@ -38,6 +43,11 @@ typedef struct {
     int V##_dim(const V##_model *m);                                                       \
     const char *V##_kernel(void);                                                          \
     void V##_dot_i8(const int8_t *m, int64_t rows, int dim, const int8_t *q, int32_t *out); \
+    void V##_dot_i8_at(const int8_t *m, int dim, const int64_t *at, int64_t n,              \
+                       const int8_t *q, int32_t *out);                                     \
+    int64_t V##_hamming_top(const uint64_t *bits, int64_t rows, int words, const uint64_t *q, \
+                            const int32_t *owners, const int8_t *kinds, int32_t owner,     \
+                            uint32_t kindmask, int64_t want, int64_t *out);                \
     int V##_embed(V##_model *m, const char *text, int is_query, float *out);               \
     int V##_embed_batch(V##_model *m, const char **texts, int n, int is_query, float *out); \
     static void *V##_load_(const char *p) { return V##_load(p); }                          \
@@ -52,7 +62,7 @@ typedef struct {
     }
 #define ENTRY(V, NAME, RUNS)                                                               \
     { NAME, RUNS, V##_load_, V##_free_, V##_count_, V##_dim_, V##_kernel, V##_dot_i8,      \
-      V##_embed_, V##_batch_ }
+      V##_dot_i8_at, V##_hamming_top, V##_embed_, V##_batch_ }
 
 /* What each copy was compiled with (build.py's flags) must all be present at run time;
  * gcc's checks include the operating system's support for the wider registers. */
@@ -144,6 +154,17 @@ const char *e5_kernel(void) { return current->kernel(); }
 
 void e5_dot_i8(const int8_t *m, int64_t rows, int dim, const int8_t *q, int32_t *out) {
     current->dot_i8(m, rows, dim, q, out);
+}
+
+void e5_dot_i8_at(const int8_t *m, int dim, const int64_t *at, int64_t n, const int8_t *q,
+                  int32_t *out) {
+    current->dot_i8_at(m, dim, at, n, q, out);
+}
+
+int64_t e5_hamming_top(const uint64_t *bits, int64_t rows, int words, const uint64_t *q,
+                       const int32_t *owners, const int8_t *kinds, int32_t owner,
+                       uint32_t kindmask, int64_t want, int64_t *out) {
+    return current->hamming_top(bits, rows, words, q, owners, kinds, owner, kindmask, want, out);
 }
 
 int e5_embed(e5_model *m, const char *text, int is_query, float *out) {

@@ -18,6 +18,8 @@
 #define e5_dim         E5_RENAME(E5_VARIANT, dim)
 #define e5_kernel      E5_RENAME(E5_VARIANT, kernel)
 #define e5_dot_i8      E5_RENAME(E5_VARIANT, dot_i8)
+#define e5_dot_i8_at   E5_RENAME(E5_VARIANT, dot_i8_at)
+#define e5_hamming_top E5_RENAME(E5_VARIANT, hamming_top)
 #define e5_embed       E5_RENAME(E5_VARIANT, embed)
 #define e5_embed_batch E5_RENAME(E5_VARIANT, embed_batch)
 #endif
@@ -48,6 +50,17 @@ const char *e5_kernel(void);
 
 /* out[r] = dot(m[r], q) for int8 rows of `dim` bytes (the vector matrix's scan). */
 void e5_dot_i8(const int8_t *m, int64_t rows, int dim, const int8_t *q, int32_t *out);
+
+/* out[j] = dot(m[at[j]], q) for the `n` rows listed in `at`. */
+void e5_dot_i8_at(const int8_t *m, int dim, const int64_t *at, int64_t n, const int8_t *q,
+                  int32_t *out);
+
+/* The `want` rows nearest q in Hamming distance over `words` 64-bit words of sign bits,
+ * among rows with owners[r] == owner and bit kinds[r] set in kindmask; ties: lower row
+ * first. Writes the rows to out (in row order) and returns how many, -1 without memory. */
+int64_t e5_hamming_top(const uint64_t *bits, int64_t rows, int words, const uint64_t *q,
+                       const int32_t *owners, const int8_t *kinds, int32_t owner,
+                       uint32_t kindmask, int64_t want, int64_t *out);
 
 /* Embed one text. `is_query` selects the "query: " (1) or "passage: " (0)
  * prefix described in the model card. `out` must hold e5_dim() floats; it is

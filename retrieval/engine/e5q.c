@@ -697,6 +697,56 @@ void e5_dot_i8(const int8_t *m, int64_t rows, int dim, const int8_t *q, int32_t 
     }
 }
 
+/* The same dot products for the rows listed in `at` only (a shortlist's rescoring). */
+void e5_dot_i8_at(const int8_t *m, int dim, const int64_t *at, int64_t n, const int8_t *q,
+                  int32_t *out) {
+    for (int64_t j = 0; j < n; j++) {
+        const int8_t *row = m + at[j] * (int64_t)dim;
+        int32_t acc = 0;
+        for (int i = 0; i < dim; i++) acc += (int32_t)row[i] * (int32_t)q[i];
+        out[j] = acc;
+    }
+}
+
+/* The vector file's first pass (retrieval/matrix.py): the `want` rows whose sign bits are
+ * nearest the query's in Hamming distance, among the rows of this owner whose kind is in
+ * `kindmask` (bit k for kind code k); removed rows carry owner -1. Ties go to the lower
+ * row, so the shortlist is deterministic. Rows are `words` 64-bit words each; 48 bytes for
+ * 384 dimensions, an eighth of the int8 codes, so 100k rows are a 4.8 MB read. Returns the
+ * count written to `out` (fewer than `want` when fewer rows pass), or -1 without memory. */
+int64_t e5_hamming_top(const uint64_t *bits, int64_t rows, int words, const uint64_t *q,
+                       const int32_t *owners, const int8_t *kinds, int32_t owner,
+                       uint32_t kindmask, int64_t want, int64_t *out) {
+    int top = words * 64;
+    uint16_t *dist = (uint16_t *)malloc((size_t)(rows > 0 ? rows : 1) * sizeof(uint16_t));
+    int64_t *hist = (int64_t *)calloc((size_t)top + 2, sizeof(int64_t));
+    if (!dist || !hist) { free(dist); free(hist); return -1; }
+    uint16_t skip = (uint16_t)(top + 1);
+    for (int64_t r = 0; r < rows; r++) {
+        if (owners[r] != owner || !((kindmask >> (kinds[r] & 31)) & 1u)) {
+            dist[r] = skip;
+            continue;
+        }
+        const uint64_t *row = bits + r * (int64_t)words;
+        int d = 0;
+        for (int w = 0; w < words; w++) d += __builtin_popcountll(row[w] ^ q[w]);
+        dist[r] = (uint16_t)d;
+        hist[d]++;
+    }
+    /* The distance of the want-th nearest: every row below it, then rows at it in order. */
+    int64_t below = 0;
+    int cut = 0;
+    while (cut <= top && below + hist[cut] < want) below += hist[cut++];
+    int64_t at_cut = cut <= top ? want - below : 0, n = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        uint16_t d = dist[r];
+        if (d < cut) out[n++] = r;
+        else if (d == cut && at_cut > 0) { out[n++] = r; at_cut--; }
+    }
+    free(dist); free(hist);
+    return n;
+}
+
 /* Which matrix kernel this copy runs (the home page shows it). */
 const char *e5_kernel(void) {
 #if defined(__AVX512F__) && defined(__AVX512VNNI__)

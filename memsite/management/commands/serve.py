@@ -156,6 +156,7 @@ class Command(BaseCommand):
         return subprocess.Popen(
             command,
             cwd=settings.BASE_DIR,
+            env=consumer_environment(),
             stdin=subprocess.DEVNULL,
             start_new_session=True,
             preexec_fn=_die_with_parent_hook(),
@@ -230,6 +231,14 @@ def _fork_worker(app, sock) -> int:
         traceback.print_exc()  # os._exit below would swallow a re-raised error
     finally:
         os._exit(code)  # never return into the parent's code (its cleanup is the parent's)
+
+
+def consumer_environment() -> dict:
+    """The consumer's searches (related facts for extraction) are background jobs: FTS5
+    ranks their keywords, so the consumer never holds a second copy of the web process's
+    keyword postings (0.5 KB an item: 46 MB at 100k items, docs/performance.md). The vectors
+    need no such rule: every process maps the same file (retrieval/matrix.py)."""
+    return {**os.environ, "MEMSITE_SEARCH_KEYWORD_INDEX": "0"}
 
 
 def _alive(pid: int) -> bool:
