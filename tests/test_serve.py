@@ -46,8 +46,9 @@ def _start_serve(env, stderr_file, port):
     )
 
 
-def _wait_for_ready_line(proc, timeout=20):
-    """Read stdout in a thread so a silent or crashed server fails the test instead of hanging."""
+def _wait_for_ready_line(proc, timeout=60):
+    """Read stdout in a thread so a silent or crashed server fails the test instead of hanging
+    (a minute: two servers warming up at once on a busy 2-core machine took over 20 s)."""
     # Later lines stay readable from proc.lines.
     proc.lines = lines = queue.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in proc.stdout], daemon=True).start()
