@@ -105,8 +105,8 @@ class RecallLog(models.Model):
     degraded = models.BooleanField(_("degraded"), default=False)
     degraded_reason = models.TextField(_("why degraded"), blank=True)
     results = models.JSONField(_("results"), default=list, blank=True)
-    # The rest of the request (kinds, limit, filters) and who made it ({"token": id} for
-    # the API), so a replay asks the same question.
+    # The rest of the request (kinds, limit, filters; "via" for a context's search), so a
+    # replay asks the same question. Who asked is `agent`.
     params = models.JSONField(_("request"), default=dict, blank=True)
     took_ms = models.FloatField(_("took (ms)"), default=0)
     # The agent (API token) that received these results (None: a page or a job); a string

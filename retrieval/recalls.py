@@ -5,9 +5,8 @@ facts as they read at that moment, curator.timetravel), what the same question r
 and the difference: items added, removed and moved, and the fact versions that changed in
 between, each with the events that changed it.
 
-Lists filter by fact, time range, caller and the API token that asked (the agent, as agents
-exist today; `params["token"]` on the log entry). A per-agent page adds its own filter the
-same way: one more keyword of `find`.
+Lists filter by fact, time range, caller and the agent (API token) that asked: the log
+entry's `agent`.
 """
 
 from __future__ import annotations
@@ -60,7 +59,7 @@ def find(
     if caller:
         logs = logs.filter(caller=caller)
     if token is not None:
-        logs = logs.filter(params__token=token)
+        logs = logs.filter(agent_id=token)
     return logs.order_by("-created_at", "-id")
 
 

@@ -35,7 +35,7 @@ def recalled(api, coffee):
 
 
 def test_an_api_search_is_logged_with_its_request_and_token(recalled):
-    assert recalled.params["limit"] == 10 and recalled.params["token"]
+    assert recalled.params["limit"] == 10 and recalled.agent_id
     assert recalled.results[0]["kind"] == "fact"
 
 
@@ -88,9 +88,9 @@ def test_recalls_are_listed_by_fact_token_and_time(api, read_api, recalled, coff
     read_api.post("/search", {"query": "cat named Miso"})
     miso = api.get("/recalls", {"fact": other.pk}).json()  # it did not exist at the first
     assert miso["count"] == 1 and miso["items"][0]["query"] == "cat named Miso"
-    assert miso["items"][0]["token"] != recalled.params["token"]
+    assert miso["items"][0]["token"] != recalled.agent_id
     assert api.get("/recalls", {"fact": coffee.pk}).json()["count"] == 2
-    mine = api.get("/recalls", {"token": recalled.params["token"]}).json()["items"]
+    mine = api.get("/recalls", {"token": recalled.agent_id}).json()["items"]
     assert [r["id"] for r in mine] == [recalled.pk]
     later = (timezone.now() + timedelta(minutes=5)).isoformat()
     assert api.get("/recalls", {"since": later}).json()["count"] == 0

@@ -63,7 +63,7 @@ def recall_dict(log: RecallLog, items=None) -> dict:
         "query": log.query,
         "caller": log.caller,
         "via": params.get("via"),
-        "token": params.get("token"),
+        "token": log.agent_id,
         "mode": log.mode,
         "preset": log.preset,
         "degraded": log.degraded,

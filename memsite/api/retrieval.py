@@ -84,11 +84,6 @@ class SearchOut(Schema):
     as_of: datetime | None = None
 
 
-def recall_params(agent: ApiToken | None) -> dict:
-    """Kept with the recall log entry: which API token (the agent) asked."""
-    return {"token": agent.pk} if agent is not None and agent.pk else {}
-
-
 @router.post(
     "/search",
     response={200: SearchOut, **AUTH_ERRORS, **BODY_ERRORS},
@@ -120,7 +115,6 @@ def run_search(agent: ApiToken | None, payload: SearchIn, caller: str = "api") -
             fact_scopes=limits.scopes,
             sessions=limits.sessions,
             as_of=payload.as_of,
-            params=recall_params(agent),
         )
     except searching.SearchError as exc:
         raise ApiError(422, "invalid_search", str(exc)) from None
@@ -202,7 +196,6 @@ def run_context(agent: ApiToken | None, payload: ContextIn, caller: str = "api")
             fact_scopes=limits.scopes,
             sessions=limits.sessions,
             as_of=payload.as_of,
-            params=recall_params(agent),
         )
     except searching.SearchError as exc:
         raise ApiError(422, "invalid_search", str(exc)) from None

@@ -36,7 +36,7 @@ def recalls(request: HttpRequest) -> HttpResponse:
     args = form.find_args() if form.is_bound and form.is_valid() else {}
     page = paginate(request, recall_log.find(Owner.default(), **args), PER_PAGE)
     for log in page:
-        token = tokens.get((log.params or {}).get("token"))
+        token = tokens.get(log.agent_id)
         log.asked_by = token.name if token else log.caller
     fact = Fact.objects.filter(pk=args.get("fact") or 0).first()
     query = {k: v for k, v in request.GET.items() if k != "page" and v}
@@ -68,7 +68,7 @@ def recall(request: HttpRequest, pk: int) -> HttpResponse:
         "log": log,
         "replay": result,
         "changed": changed,
-        "token": _tokens().get((log.params or {}).get("token")),
+        "token": _tokens().get(log.agent_id),
         "then_rows": _then_rows(result),
         "now_rows": _now_rows(result),
     }
