@@ -39,6 +39,11 @@ TEXT_TYPES = ("text/plain", "text/markdown", "text/csv", "application/json")
 MAX_EXTRACTED_CHARS = 100_000
 
 
+class InvalidTurn(ValueError):
+    """The turn cannot be stored as given: tool calls or results that are not strict JSON
+    (NaN, Infinity), or text with an unpaired surrogate."""
+
+
 class TurnConflict(Exception):
     """The same (session, turn_index) was recorded before with other content."""
 
@@ -116,6 +121,7 @@ def record_turn(
     where it came from in the Blocked log ("turn", "import").
     """
     timestamp = aware(timestamp) or timezone.now()
+    _check_storable(content, tool_calls, tool_results)
     redaction = guard.redact_turn(content, tool_calls, tool_results, agent=agent_id)
     content, tool_calls = redaction.content, redaction.tool_calls
     tool_results = redaction.tool_results
@@ -146,8 +152,20 @@ def record_turn(
     except IntegrityError:
         # Another request stored this key between our read and write: answer like a retry.
         turn = _stored_turn(session_id, turn_index)
+        if turn is None:  # not a race: a constraint refused the row itself
+            raise
         return _repeat(turn, role, content, tool_calls, tool_results)
     return TurnResult(turn, True)
+
+
+def _check_storable(content: str, tool_calls, tool_results) -> None:
+    """SQLite keeps UTF-8 text and strict JSON; callers other than the API (MCP, imports) may
+    pass Python values that are neither."""
+    try:
+        text = json.dumps([content, tool_calls, tool_results], allow_nan=False, ensure_ascii=False)
+        text.encode()
+    except (TypeError, ValueError) as exc:  # UnicodeEncodeError is a ValueError
+        raise InvalidTurn(str(exc)) from None
 
 
 def _stored_turn(session_id: str, turn_index: int) -> ConversationTurn | None:

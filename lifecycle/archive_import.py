@@ -49,6 +49,7 @@ from curator.models import (
 )
 from lifecycle import archive, staging
 from lifecycle.archive import ATTACHMENT_PREFIX, KINDS, MEMORY_PREFIX, Kind
+from memsite.core import strictjson
 from memsite.core.links import is_safe_link
 from retrieval import indexing
 from retrieval.models import RegressionCheck
@@ -182,7 +183,7 @@ def _read_kind(zf: zipfile.ZipFile, kind: Kind, counts: dict) -> tuple[list, lis
 
 def _parse_line(line: bytes, name: str, number: int) -> dict:
     try:
-        record = json.loads(line)
+        record = strictjson.loads(line)
     except (ValueError, UnicodeDecodeError):
         record = None
     if not isinstance(record, dict) or not isinstance(record.get("id"), int):

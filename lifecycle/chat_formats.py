@@ -30,6 +30,8 @@ from typing import Any
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 
+from memsite.core import strictjson
+
 CHATGPT, CLAUDE, JSONL = "chatgpt", "claude", "jsonl"
 FORMATS = (CHATGPT, CLAUDE, JSONL)
 ROLES = ("user", "assistant", "system", "tool")
@@ -100,7 +102,7 @@ def _text(data: bytes) -> str:
 
 def _json(data: bytes) -> Any:
     try:
-        return json.loads(_text(data))
+        return strictjson.loads(_text(data))
     except json.JSONDecodeError as exc:
         raise ImportRefused(
             _("The file is not JSON: %(error)s (line %(line)d, column %(col)d).")
@@ -405,7 +407,7 @@ def _claude_turn(message: dict, previous: datetime | None) -> Turn | None:
 
 def _jsonl_line(line: str, number: int) -> dict:
     try:
-        record = json.loads(line)
+        record = strictjson.loads(line)
     except json.JSONDecodeError as exc:
         raise ImportRefused(
             _("Line %(n)d is not JSON: %(error)s.") % {"n": number, "error": exc.msg}

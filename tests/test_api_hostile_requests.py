@@ -1,10 +1,13 @@
 """Every API request issue 18 reported (items 3, 7, 9 and 10), one by one: each answers 2xx, or
 4xx with {detail, code}; none answers 5xx. The status each should get is spelled out too."""
 
+import math
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from curator.models import Attachment
+from curator.conversations import InvalidTurn, record_turn
+from curator.models import Attachment, ConversationTurn, Fact
 from tests.api_helpers import assert_error
 
 LATE = "9999-12-31T23:59:59-14:00"
@@ -149,3 +152,40 @@ def test_the_reported_php_upload_is_kept_as_a_png(api):
     response = api.upload("/attachments", {"file": upload})
     answered(response, 201)
     assert Attachment.objects.get().file.name.endswith(".png")
+
+
+# Python's json reads NaN and Infinity and lets "\ud800" stand alone; SQLite's JSON columns and
+# UTF-8 text refuse both, so a stored turn or memory could not hold them (CI's fuzzing found a
+# turn whose tool_results held Infinity answer 500).
+NOT_JSON = [
+    ("Infinity in tool_results", "/turns", '{**T, "tool_results": [{"x": Infinity}]}'),
+    ("NaN in tool_calls", "/turns", '{**T, "tool_calls": {"x": NaN}}'),
+    ("-Infinity as a turn index", "/turns", '{**T, "turn_index": -Infinity}'),
+    ("a lone surrogate in content", "/turns", '{**T, "content": "tea \\ud800"}'),
+    ("a lone surrogate in a key", "/turns", '{**T, "tool_results": {"\\udc00": 1}}'),
+    ("a lone surrogate in a memory", "/memories", '{"content": "oolong \\udfff"}'),
+    ("NaN confidence", "/memories", '{"content": "oolong", "confidence": NaN}'),
+]
+TURN_FIELDS = '"session_id": "s9", "turn_index": 0, "role": "user", "content": "hi"'
+
+
+@pytest.mark.parametrize(("path", "body"), [r[1:] for r in NOT_JSON], ids=[r[0] for r in NOT_JSON])
+def test_a_body_that_is_not_strict_json_is_a_400_and_stores_nothing(api, path, body):
+    response = api.post(path, "{" + body[1:].replace("**T", TURN_FIELDS))
+    assert_error(response, 400)
+    assert response.json()["code"] == "invalid_json"
+    assert not ConversationTurn.objects.exists()
+    assert not Fact.objects.exists()
+
+
+@pytest.mark.parametrize("bad", [{"x": math.inf}, [math.nan], {"\udc00": 1}, ["tea \ud800"]])
+def test_a_turn_python_callers_pass_that_cannot_be_stored_is_refused(db, bad):
+    """The MCP server and the importers call the domain with Python values, past the parser."""
+    with pytest.raises(InvalidTurn):
+        record_turn("s9", 0, "user", "hi", tool_results=bad)
+    assert not ConversationTurn.objects.exists()
+
+
+def test_an_escaped_surrogate_pair_is_one_character(api):
+    body = '{"session_id": "s9", "turn_index": 0, "role": "user", "content": "\\ud83c\\udf75 tea"}'
+    assert api.post("/turns", body).status_code == 201

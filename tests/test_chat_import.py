@@ -228,6 +228,13 @@ def test_imported_turns_pass_the_guardrails(tmp_path):
             "jsonl",
             "Line 2 is not JSON",
         ),
+        (
+            '{"session_id": "s", "role": "user", "content": "a", "timestamp": "2024-01-01", '
+            '"tool_results": [NaN]}',
+            "jsonl",
+            "Line 1 is not JSON: NaN is not a JSON number",
+        ),
+        ('[{"title": "t\\ud800", "mapping": {}}]', "chatgpt", "unpaired surrogate"),
     ],
 )
 def test_a_bad_file_is_refused_with_the_reason_and_nothing_stored(tmp_path, content, fmt, reason):

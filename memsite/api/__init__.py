@@ -6,6 +6,7 @@ The docs page renders Swagger UI from ninja's bundled static files (never a CDN)
 login or a token, like the schema it shows.
 """
 
+import json
 from datetime import datetime
 from functools import wraps
 
@@ -16,11 +17,13 @@ from django.http import Http404
 from django.utils.translation import gettext as _
 from ninja import Field, NinjaAPI, Schema, Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.parser import Parser
 from ninja.renderers import JSONRenderer
 from ninja.responses import NinjaJSONEncoder
 
 from memsite.api.common import READ
 from memsite.api.errors import ApiError, error_for_exception, json_error
+from memsite.core import strictjson
 from memsite.core.queue import queue_pending
 from memsite.core.tokens import find_token
 from retrieval.indexing import vector_state
@@ -64,6 +67,14 @@ class Renderer(JSONRenderer):
     json_dumps_params = {"ensure_ascii": False}
 
 
+class StrictParser(Parser):
+    """Bodies are strict JSON: NaN, Infinity or an unpaired surrogate is a 400 (invalid_json)
+    naming the problem, never a value that fails later when it is stored."""
+
+    def parse_body(self, request):
+        return strictjson.loads(request.body)
+
+
 class CuratorApi(NinjaAPI):
     """Builds the OpenAPI schema once per path prefix. Building it walks every operation's
     pydantic models (about 200 ms), and the operations never change after start-up, so a
@@ -99,6 +110,7 @@ api = CuratorApi(
     urls_namespace="api",
     auth=READ,
     renderer=Renderer(),
+    parser=StrictParser(),
     # validatorUrl: Swagger UI would otherwise fetch a badge from the internet.
     docs=Swagger(settings={"validatorUrl": None, "persistAuthorization": True}),
     docs_decorator=docs_access,
@@ -152,9 +164,19 @@ def on_authentication_error(request, exc):
 @api.exception_handler(HttpError)
 def on_http_error(request, exc: HttpError):
     if exc.status_code == 400 and str(exc).startswith("Cannot parse request body"):
-        return error(request, _("The request body is not valid JSON."), "invalid_json", 400)
+        return error(request, _not_json(exc.__cause__), "invalid_json", 400)
     code = getattr(exc, "code", "") or f"http_{exc.status_code}"
     return error(request, str(exc), code, exc.status_code)
+
+
+def _not_json(cause) -> str:
+    if isinstance(cause, json.JSONDecodeError):
+        where = {"error": cause.msg, "line": cause.lineno, "col": cause.colno}
+        return (
+            _("The request body is not valid JSON: %(error)s (line %(line)d, column %(col)d).")
+            % where
+        )
+    return _("The request body is not valid JSON.")
 
 
 @api.exception_handler(Http404)

@@ -109,6 +109,10 @@ def record(agent: ApiToken, payload: TurnIn) -> tuple[int, dict]:
             _("Turn %(n)s of session %(s)s was already recorded with other content (id %(id)s).")
             % {"n": payload.turn_index, "s": payload.session_id, "id": exc.turn.pk},
         ) from None
+    except conv.InvalidTurn as exc:
+        raise ApiError(
+            422, "invalid", _("The turn cannot be stored: %(reason)s.") % {"reason": exc}
+        ) from None
     body = {
         "id": result.turn.pk,
         "session_id": payload.session_id,
