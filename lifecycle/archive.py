@@ -9,8 +9,11 @@ Layout of an archive (format version 1):
 
 Rows keep their database ids ("id") and foreign keys as ids ("session_id"), so an import
 can rebuild every link through an id map; many-to-many links are lists of ids. API tokens,
-user accounts (passwords), search indexes, recall logs and job bookkeeping are left out:
-secrets never travel, and the rest is rebuilt or operational.
+user accounts (passwords), search indexes, recall logs, the Blocked log and job bookkeeping
+are left out: secrets never travel, and the rest is rebuilt or operational. Because tokens
+stay behind, what names an agent by its token id (a guardrail limited to some agents, an
+agent's confidence thresholds) keeps only the tokens the importing install has: a guardrail
+left with none applies to every source, thresholds of an unknown agent are not imported.
 """
 
 from __future__ import annotations
@@ -32,14 +35,17 @@ from django.utils import timezone
 from curator.models import (
     Attachment,
     CardRevision,
+    Contradiction,
     ConversationTurn,
     Episode,
     Fact,
+    GuardRule,
     MemoryEvent,
     Owner,
     PendingItem,
     Scratchpad,
     Session,
+    SourceThreshold,
 )
 from memsite.core.db.snapshot import read_snapshot
 from retrieval.models import RegressionCheck
@@ -68,6 +74,8 @@ class Kind:
     m2m: dict[str, str] = field(default_factory=dict)  # m2m field -> kind
     # left out of the "identical?" comparison: ids, derived values, lists of foreign ids
     ignore: frozenset[str] = frozenset()
+    # added to format 1 later: archives exported before it lack the kind, which reads as none
+    optional: bool = False
 
 
 def _ext(parent, kind: str, pk) -> Any:
@@ -157,6 +165,31 @@ KINDS: list[Kind] = [
         ignore=frozenset({"payload"}),  # carries ids, which differ between installs
     ),
     Kind("card_revisions", CardRevision, lambda r, p: _pair(r, "card", "created_at", "content")),
+    # The person's decisions about the memory travel with it: do-not-store rules, confidence
+    # thresholds per source, and contradictions answered (a "both are true" is never asked again).
+    Kind(
+        "guard_rules",
+        GuardRule,
+        # a built-in detector's rule is the same rule whatever it is called
+        lambda r, p: (_ext(p, "owners", r["owner_id"]), r.get("detector") or r.get("name")),
+        refs={"owner_id": "owners"},
+        ignore=frozenset({"updated_at"}),
+        optional=True,
+    ),
+    Kind(
+        "thresholds",
+        SourceThreshold,
+        lambda r, p: _pair(r, "source"),
+        ignore=frozenset({"updated_at"}),
+        optional=True,
+    ),
+    Kind(
+        "contradictions",
+        Contradiction,
+        lambda r, p: (_ext(p, "facts", r["left_id"]), _ext(p, "facts", r["right_id"])),
+        refs={"owner_id": "owners", "left_id": "facts", "right_id": "facts"},
+        optional=True,
+    ),
     Kind(
         "regression_checks",
         RegressionCheck,

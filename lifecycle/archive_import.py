@@ -32,25 +32,29 @@ from django.core.files.storage import default_storage
 from django.db import models, transaction
 from django.utils.translation import gettext as _
 
-from curator import signals
+from curator import signals, thresholds
 from curator.models import (
     Actor,
     Attachment,
     CardRevision,
+    Contradiction,
     ConversationTurn,
     Episode,
     EventType,
     Fact,
+    GuardRule,
     MemoryEvent,
     Owner,
     PendingItem,
     Scratchpad,
     Session,
+    SourceThreshold,
 )
 from lifecycle import archive, staging
 from lifecycle.archive import ATTACHMENT_PREFIX, KINDS, MEMORY_PREFIX, Kind
 from memsite.core import strictjson
 from memsite.core.links import is_safe_link
+from memsite.models import ApiToken
 from retrieval import indexing
 from retrieval.models import RegressionCheck
 
@@ -149,8 +153,11 @@ def _manifest(zf: zipfile.ZipFile) -> dict:
             % {"got": got, "want": archive.FORMAT_VERSION}
         )
     counts = manifest.get("counts")
-    wanted = [k.name for k in KINDS] + [archive.CARD_FILES, archive.ATTACHMENT_FILES]
+    wanted = [k.name for k in KINDS if not k.optional]
+    wanted += [archive.CARD_FILES, archive.ATTACHMENT_FILES]
     if not isinstance(counts, dict) or not all(isinstance(counts.get(k), int) for k in wanted):
+        raise ArchiveError(_("The manifest's counts are missing or invalid."))
+    if not all(isinstance(counts.get(k.name, 0), int) for k in KINDS):
         raise ArchiveError(_("The manifest's counts are missing or invalid."))
     return manifest
 
@@ -160,6 +167,8 @@ def _read_kind(zf: zipfile.ZipFile, kind: Kind, counts: dict) -> tuple[list, lis
     try:
         raw = zf.read(name)
     except KeyError:
+        if kind.optional and kind.name not in counts:
+            return [], []  # exported before the kind was added
         raise ArchiveError(_("The archive lacks %(name)s.") % {"name": name}) from None
     rows, values, seen = [], [], set()
     for number, line in enumerate(raw.split(b"\n"), start=1):
@@ -173,7 +182,7 @@ def _read_kind(zf: zipfile.ZipFile, kind: Kind, counts: dict) -> tuple[list, lis
         seen.add(record["id"])
         rows.append(record)
         values.append(_values(kind, record, name, number))
-    if len(rows) != counts[kind.name]:
+    if len(rows) != counts.get(kind.name, 0):
         raise ArchiveError(
             _("%(name)s holds %(got)s rows but the manifest says %(want)s.")
             % {"name": name, "got": len(rows), "want": counts[kind.name]}
@@ -334,7 +343,8 @@ def plan(found: Archive) -> Plan:
     result = Plan(mode)
     local = _local_index() if mode == MERGE else {}
     for kind in KINDS:
-        result.decisions[kind.name] = _decide_kind(kind, found, local, mode)
+        decisions = _decide_kind(kind, found, local, mode)
+        result.decisions[kind.name] = [d for d in decisions if _importable(kind, d.values)]
     result.files = {rel: _file_status(rel, found) for rel in found.memory_files}
     return result
 
@@ -368,12 +378,33 @@ def _decide_kind(kind: Kind, found: Archive, local: dict, mode: str) -> list[Dec
     return decisions
 
 
+def _known_agents(ids: list) -> list:
+    """A guardrail's agents that exist here; none left means every source (the safe side)."""
+    ids = [i for i in ids if isinstance(i, int)]
+    return sorted(ApiToken.objects.filter(pk__in=ids).values_list("pk", flat=True))
+
+
+def _importable(kind: Kind, values: dict) -> bool:
+    """Thresholds of an agent whose token this install lacks would apply to whichever agent
+    gets that id here: they stay behind (tokens never travel)."""
+    if kind.model is not SourceThreshold:
+        return True
+    agent = thresholds.token_of(values.get("source", ""))
+    return agent is None or ApiToken.objects.filter(pk=agent).exists()
+
+
 def _blank_rows(kind: Kind) -> dict[tuple, int]:
-    """In an empty install, the blank owner / scratchpad rows an archive row replaces."""
+    """In an empty install, the rows an archive row replaces: the blank owner / scratchpad,
+    built-in guardrails created on first use, thresholds set before the restore."""
     if kind.model is Owner:
         return {(o.key,): o.pk for o in Owner.objects.all()}
     if kind.model is Scratchpad:
         return {((p.owner.key,),): p.pk for p in Scratchpad.objects.select_related("owner")}
+    if kind.model is GuardRule:
+        rules = GuardRule.objects.select_related("owner")
+        return {((r.owner.key,), r.detector or r.name): r.pk for r in rules}
+    if kind.model is SourceThreshold:
+        return {(t.source,): t.pk for t in SourceThreshold.objects.all()}
     return {}
 
 
@@ -463,6 +494,12 @@ class _Apply:
                 values[name] = self._fact_ids(values.get(name) or [])
         if kind.model is MemoryEvent and not self.restore:
             values["payload"] = self._event_ids(self._payload(values.get("payload") or {}))
+        if kind.model in (GuardRule, SourceThreshold):
+            values.pop("id", None)  # nothing links to them, and a restore may find local ones
+        if kind.model is GuardRule:
+            values["agents"] = _known_agents(values.get("agents") or [])
+        if kind.model is Contradiction and values["left_id"] > values["right_id"]:
+            values["left_id"], values["right_id"] = values["right_id"], values["left_id"]
         return values
 
     def _keep_auto_times(self, kind: Kind, obj, values: dict) -> None:

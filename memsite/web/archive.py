@@ -123,6 +123,9 @@ def _rows(plan: imp.Plan) -> list[dict]:
         "events": _("activity events"),
         "card_revisions": _("card revisions"),
         "regression_checks": _("regression checks"),
+        "guard_rules": _("guardrails"),
+        "thresholds": _("confidence thresholds"),
+        "contradictions": _("contradictions"),
         imp.FILES: _("card files"),
     }
     return [{**row, "label": labels.get(row["kind"], row["kind"])} for row in plan.counts()]
