@@ -33,6 +33,8 @@ from django.db import models, transaction
 from django.utils.translation import gettext as _
 
 from curator import signals, thresholds
+from curator.guard import log as guard_log
+from curator.guard import rules as guard
 from curator.models import (
     Actor,
     Attachment,
@@ -378,6 +380,20 @@ def _decide_kind(kind: Kind, found: Archive, local: dict, mode: str) -> list[Dec
     return decisions
 
 
+def _guard_hit(kind: Kind, values: dict, matchers: list) -> guard.Hit | None:
+    """The guardrail an archived fact or review item's candidate matches. A mask in its text
+    is the person's own (an edit, a redacted item), not a secret to stop."""
+    item = values if kind.model is Fact else values.get("candidate") or {}
+    fields = {
+        "content": str(item.get("content") or ""),
+        "subject": str(item.get("subject") or ""),
+        "predicate": str(item.get("predicate") or ""),
+        "tags": " ".join(str(t) for t in item.get("tags") or []),
+    }
+    kind_of = {"type": str(item.get("type") or ""), "scope": str(item.get("scope") or "")}
+    return guard.check_candidate(fields, **kind_of, agent=None, matchers=matchers, masked_ok=True)
+
+
 def _known_agents(ids: list) -> list:
     """A guardrail's agents that exist here; none left means every source (the safe side)."""
     ids = [i for i in ids if isinstance(i, int)]
@@ -429,6 +445,7 @@ class Report:
     events: int = 0
     indexed: int | None = None
     index_error: str = ""
+    blocked: int = 0  # merge: facts and review items the guardrails kept out
 
 
 class _Apply:
@@ -443,6 +460,10 @@ class _Apply:
         self.staged_memory: dict[str, str] = {}  # memory file -> its path in the staging folder
         self.staged_attachments: dict[str, str] = {}  # archived file name -> the same
         self.events = 0
+        # Merge: this install's guardrails hold for what an archive brings, as for any source.
+        # A restore brings the archive's own rules and the memory exactly as it was.
+        self.matchers = None if self.restore else guard.active()
+        self.blocked: dict[str, set[int]] = {k.name: set() for k in KINDS}
 
     # rows -----------------------------------------------------------------------------
 
@@ -462,6 +483,8 @@ class _Apply:
             if decision.status == CONFLICT:
                 self._conflict_event(kind, decision)
             return
+        if self._stopped(kind, decision):
+            return
         values = self._mapped(kind, decision.values, defer_self=True)
         if decision.existing is not None:  # restore over a blank owner / scratchpad row
             obj = kind.model.objects.get(pk=decision.existing)
@@ -475,6 +498,25 @@ class _Apply:
         self._keep_auto_times(kind, obj, decision.values)
         self.ids[kind.name][src] = obj.pk
         self.created[kind.name].append((decision, obj))
+
+    def _stopped(self, kind: Kind, decision: Decision) -> bool:
+        """A new fact or review item a guardrail matches stays out (logged as blocked), and so
+        do the events and contradictions about it: their payloads quote its text."""
+        if self.matchers is None:
+            return False
+        if kind.model in (Fact, PendingItem):
+            hit = _guard_hit(kind, decision.values, self.matchers)
+            if hit is not None:
+                owner = Owner.objects.get(pk=self.ids["owners"][decision.values["owner_id"]])
+                guard_log.record_block(
+                    hit, owner=owner, actor=Actor.PERSON, source="import", event=None
+                )
+                self.blocked[kind.name].add(decision.record["id"])
+            return hit is not None
+        if kind.model not in (MemoryEvent, Contradiction):
+            return False
+        refs = kind.refs.items()
+        return any(decision.values.get(att) in self.blocked[to] for att, to in refs)
 
     def _mapped(self, kind: Kind, values: dict, defer_self: bool = False) -> dict:
         """Field values with links through the id map (a restore keeps the original ids)."""
@@ -678,6 +720,7 @@ def apply(found: Archive, the_plan: Plan | None = None, *, reindex: bool = True)
         raise
     run.staging.publish()
     report = Report(the_plan.mode, run.import_id, the_plan.counts(), run.events)
+    report.blocked = sum(len(ids) for ids in run.blocked.values())
     if reindex:
         _reindex(report)
     return report

@@ -10,7 +10,9 @@ from curator.models import (
     Contradiction,
     ContradictionStatus,
     Fact,
+    GuardHit,
     GuardRule,
+    MemoryEvent,
     Owner,
     Resolution,
     SourceThreshold,
@@ -115,3 +117,32 @@ def test_an_archive_exported_before_decisions_travelled_still_restores(decided, 
     report = imp.import_archive(old, reindex=False)
     assert report.mode == imp.RESTORE
     assert Fact.objects.count() == 2 and not Contradiction.objects.exists()
+
+
+def test_a_merge_keeps_out_what_this_installs_guardrails_stop(tmp_path):
+    """An archive is one more source: a fact holding a secret, or a topic the person banned
+    here, stays out with its events and contradictions, and the Blocked log says so."""
+    owner = Owner.default()
+    Fact.objects.create(owner=owner, content="my OpenAI key is sk-proj-" + "a1B2" * 12)
+    kept = Fact.objects.create(owner=owner, content="likes hiking in the Alps")
+    health = Fact.objects.create(owner=owner, content="在看心理医生，健康状况不好")
+    Contradiction.objects.create(owner=owner, left=kept, right=health, rule="negation")
+    path = tmp_path / "old.zip"
+    archive.export(path)
+    wipe()
+    owner = Owner.default()
+    Fact.objects.create(owner=owner, content="lives in Munich")  # a used install: a merge
+    GuardRule.objects.create(owner=owner, name="health", words=["健康", "health"])
+    report = imp.import_archive(path, reindex=False)
+    assert report.mode == imp.MERGE and report.blocked == 2
+    contents = set(Fact.objects.values_list("content", flat=True))
+    assert contents == {"lives in Munich", "likes hiking in the Alps"}
+    assert not Contradiction.objects.exists()
+    assert not MemoryEvent.objects.filter(payload__icontains="sk-proj").exists()
+    hits = GuardHit.objects.filter(source="import")
+    assert sorted(h.rule_name for h in hits) == sorted(["health", secret_rule_name()])
+    assert all("sk-proj-a1B2a1B2" not in h.excerpt for h in hits)
+
+
+def secret_rule_name() -> str:
+    return GuardRule.objects.get(detector="api_key").name

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from curator.guard.rules import all_rules
 from curator.models import (
     ConversationTurn,
     EventType,
@@ -130,6 +131,7 @@ def test_merge_remaps_chains_and_event_ids_to_new_rows(exported, settings, tmp_p
 
 
 def test_importing_the_same_archive_twice_adds_nothing(exported):
+    all_rules()  # the built-in guardrails, which any page or write creates on first use
     before = counts()
     report = imp.apply(imp.read(exported), reindex=False)
     assert report.mode == imp.MERGE and report.events == 0 and counts() == before

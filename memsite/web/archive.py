@@ -140,6 +140,12 @@ def _report_message(request: HttpRequest, report: imp.Report) -> None:
             _("The archive was merged; %(n)s conflicting item(s) kept as they were (see Activity).")
             % {"n": report.events},
         )
+    if report.blocked:
+        messages.info(
+            request,
+            _("%(n)s item(s) matched your guardrails and were left out (see the Blocked log).")
+            % {"n": report.blocked},
+        )
     if report.index_error:
         messages.warning(
             request,

@@ -34,6 +34,11 @@ class Command(BaseCommand):
                 f"Imported ({report.mode}); {report.events} conflict event(s) recorded."
             )
         )
+        if report.blocked:
+            self.stdout.write(
+                f"{report.blocked} item(s) matched your guardrails and were left out "
+                "(see Settings → Guardrails → Blocked log)."
+            )
         if report.index_error:
             self.stdout.write(
                 self.style.WARNING(f"Reindex failed ({report.index_error}); run `reindex`.")
