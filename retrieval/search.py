@@ -34,6 +34,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from curator import timetravel
+from curator.guard import rules as guard
 from curator.models import (
     Actor,
     Attachment,
@@ -799,11 +800,24 @@ def _write_recalls(batch: list[tuple]) -> None:
     that competes for the GIL with the next search (bench/search.py runs them back to back).
     """
     try:
+        _mask_queries(batch)
         with transaction.atomic(), connection.cursor() as cur:
             for entry, items, now in batch:
                 _write_recall(cur, entry, items, now)
     except DatabaseError:  # bookkeeping must never fail a search (e.g. a locked database)
         log.exception("could not record the recall")
+
+
+def _mask_queries(batch: list[tuple]) -> None:
+    """A query may quote what the guardrails keep out of the memory (an agent searching for
+    "my password is ..."): the log keeps it masked, as transcripts are. Done here, after the
+    answer has gone, so no search waits for the rules."""
+    rules: dict[int, list] = {}
+    for entry, _items, _now in batch:
+        owner_id = entry["owner_id"]
+        if owner_id not in rules:
+            rules[owner_id] = guard.text_rules(guard.active(Owner(pk=owner_id)))
+        entry["query"] = guard.mask_all(entry["query"], rules[owner_id])
 
 
 def _write_recall(cur, entry: dict, items: list[tuple], now: datetime) -> None:

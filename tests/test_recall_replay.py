@@ -168,3 +168,11 @@ def test_the_recall_list_explains_bad_filters(client_in, db):
     html = client_in.get("/recalls/", {"since": "2026-03-05", "until": "2026-03-01"}).content
     assert "The end is before the start." in html.decode()
     assert client_in.get("/recalls/12345/").status_code == 404
+
+
+def test_a_query_quoting_a_secret_is_logged_masked(api, coffee):
+    key = "sk-proj-" + "Zx9Q" * 12
+    response = api.post("/search", {"query": f"drink, my key is {key}"})
+    assert response.status_code == 200
+    logged = RecallLog.objects.get().query
+    assert key not in logged and "drink, my key is" in logged
