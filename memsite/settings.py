@@ -2,6 +2,7 @@
 
 import os
 import secrets
+import tempfile
 from pathlib import Path
 
 import platformdirs
@@ -33,9 +34,10 @@ def _prepare_data_dir(path: Path) -> None:
     """Fail early, in one sentence, when the data directory cannot hold our files."""
     try:
         path.mkdir(parents=True, exist_ok=True)
-        probe = path / ".write-test"
-        probe.write_text("ok")
-        probe.unlink()
+        # A probe of its own: processes starting together (web, consumer) removed each
+        # other's shared one, and the loser's settings failed to load.
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-test-"):
+            pass
     except OSError as exc:
         raise ImproperlyConfigured(
             f"The data directory {path} is not writable ({exc.strerror}); "
@@ -49,8 +51,16 @@ def _secret_key(path: Path) -> str:
         return env("MEMSITE_SECRET_KEY")
     key_file = path / "secret_key"
     if not key_file.exists():
-        key_file.write_text(secrets.token_urlsafe(50))
-        key_file.chmod(0o600)
+        # Written aside, then linked into place: the link fails if another process starting
+        # at the same moment made the key first, and nobody ever reads a half-written key.
+        with tempfile.NamedTemporaryFile("w", dir=path, prefix=".secret_key-") as tmp:
+            tmp.write(secrets.token_urlsafe(50))
+            tmp.flush()
+            os.chmod(tmp.name, 0o600)
+            try:
+                os.link(tmp.name, key_file)
+            except FileExistsError:
+                pass
     return key_file.read_text().strip()
 
 
