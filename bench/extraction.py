@@ -33,9 +33,10 @@ DATA = Path(os.environ.get("BENCH_DATA") or ROOT.parent / "shared" / "data")
 
 def labelled() -> list[list]:
     rows = []
-    for lang in ("zh", "en"):
-        result = score(lang)
-        rows.append([lang, result.statements, result.coverage, result.candidates,
+    for part, lang in (("", "zh"), ("", "en"), ("heldout", "zh"), ("heldout", "en")):
+        result = score(lang, part)
+        name = f"{part} {lang}".strip()
+        rows.append([name, result.statements, result.coverage, result.candidates,
                      result.precision, len(result.misses), len(result.wrong)])  # fmt: skip
     return rows
 

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from lifecycle import rules_life
+from lifecycle import rules_attrs, rules_attrs_en, rules_life
 from lifecycle.rulebase import DAY, PERMANENT, RuleCandidate  # noqa: F401  (re-exported)
 from lifecycle.rulebase import Ctx as _Ctx
 from lifecycle.rulebase import make as _c
@@ -256,7 +256,9 @@ def _zh(clause: str, who: _Ctx, now: datetime, whole: str = "") -> list[RuleCand
     if _ZH_SAME_SPEAKER.match(clause):
         clause = "我" + clause
     found: list[RuleCandidate] = _zh_names(clause, who)
-    found += rules_life.chinese(clause, who, now, whole)
+    # People, items, places and events first: their attributes ("我上司的生日是三月十五日")
+    # would otherwise read as plans or untyped "我的 X 是 Y" facts.
+    found += rules_attrs.chinese(clause, who, now) or rules_life.chinese(clause, who, now, whole)
     return found or _zh_legacy(clause, who) or _zh_rules(clause)
 
 
@@ -371,7 +373,7 @@ def _en(clause: str, who: _Ctx, now: datetime, whole: str = "") -> list[RuleCand
     if _EN_RULE_START.match(clause) and (rules := _en_rules(clause)):
         return rules
     found = _en_names(clause, who)
-    found += rules_life.english(clause, who, now)
+    found += rules_attrs_en.english(clause, who, now) or rules_life.english(clause, who, now)
     return found or _en_legacy(clause, who) or _en_rules(clause)
 
 
