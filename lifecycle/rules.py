@@ -33,7 +33,11 @@ from lifecycle.rulebase import make as _c
 # --------------------------------------------------------------------------------------
 
 _ZH_SPLIT = re.compile(r"([。！？!?；;\n，,]+)")
-_EN_SPLIT = re.compile(r"([.!?;\n]+(?:\s+|$)|,\s+but\s+|\s+but\s+)", re.I)
+# "Mr. Chen" is one name, not the end of a sentence.
+_EN_SPLIT = re.compile(
+    r"((?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bDr)(?<!\bSt)[.!?;\n]+(?:\s+|$)|,\s+but\s+|\s+but\s+)",
+    re.I,
+)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _ZH_QUESTION = re.compile(
     r"(吗|么|呢|要不要|是不是|能不能|可不可以|会不会|有没有|什么|怎么|为什么|哪)"

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from lifecycle import ruledates
-from lifecycle.rulebase import Ctx, RuleCandidate, make, zh_about
+from lifecycle.rulebase import Ctx, RuleCandidate, key, make, zh_about
 from lifecycle.rules_life import ZH_RELATIONS, date_zh, group_of, zh_clean
 
 # --------------------------------------------------------------------------------------
@@ -100,7 +100,7 @@ _PICK = re.compile(
 )
 _MODIFIER = re.compile(
     r"^(?:最|经常|常常|平时|一直|每天|每周|周末|新|刚|刚刚|最近|去年|今年|上个月|前几天|自己)*"
-    r"(?:常去|去|买|用|常用|喜欢|爱去|住|开|戴|穿|骑|收到|拍|订)?$"
+    r"(?:常去|去|买|用|常用|喜欢|爱去|住|开|戴|穿|骑|背|收到|拍|订)$"
 )
 _SURNAMES = (
     "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程"
@@ -110,7 +110,7 @@ _SURNAMES = (
 # A name right after a relation: "我的邻居王阿姨", "我同事小李", "我上司赵总".
 _NICKNAME = (
     rf"(?:[小老阿][\u4e00-\u9fff]|[{_SURNAMES}](?:阿姨|叔叔|大爷|奶奶|爷爷|老师|医生|师傅|总|工|"
-    rf"姐|哥|经理|主任)|[{_SURNAMES}][\u4e00-\u9fff]{{1,2}}(?=的))"
+    rf"姐|哥|经理|主任|教练|律师|大夫|护士|教授|警官)|[{_SURNAMES}][\u4e00-\u9fff]{{1,2}}(?=的))"
 )
 # Where a clause divides into subject and what is said of it; longest first.
 _VERBS = (
@@ -231,8 +231,8 @@ def people(text: str, who: Ctx) -> list[RuleCandidate]:
 def _named(chain: str, who: Ctx) -> list[RuleCandidate]:
     """ "我儿子小宝上二年级了" also says who the son is (a single relation and its name)."""
     m = re.fullmatch(rf"(?P<r>{_RELATION})(?P<n>{_NICKNAME})", chain)
-    if m is None:
-        return []
+    if m is None or group_of(ZH_RELATIONS[m["r"]]) == "people":
+        return []  # a colleague's name is in the key: "我同事小李" is not all colleagues
     relation = ZH_RELATIONS[m["r"]]
     content = f"{who.zh}的{m['r']}叫{m['n']}"
     return [make("fact", who.subject, f"{group_of(relation)}: {relation}", content, 0.88, 0.7,
@@ -264,6 +264,8 @@ def _split_attr(parts: list[str], table: dict) -> tuple[list[str], str]:
 def _thing(parts: list[str], mine: bool, kind: str) -> Subject | None:
     """An item, place or event: the head noun of the last part says which."""
     last = _PICK.sub("", parts[-1])
+    if kind == "item":
+        last = re.sub(r"^(?:新|旧|二手)(?=.)", "", last)  # "我的新车": the car
     owners = [_PICK.sub("", p) for p in parts[:-1] if not _MODIFIER.match(p)]
     heads = {"event": EVENT_HEADS, "item": ITEM_HEADS, "place": PLACE_HEADS}[kind]
     head = _ends(last, heads)
@@ -279,7 +281,7 @@ def _thing(parts: list[str], mine: bool, kind: str) -> Subject | None:
 def subject(text: str) -> Subject | None:
     """What a subject phrase (everything before the verb) is about, or None."""
     mine = text.startswith(("我", "咱"))
-    body = re.sub(r"^(?:我们|咱们|我家|咱家|我)的?", "", text) if mine else text
+    body = re.sub(r"^(?:我们|咱们|我)的?", "", text) if mine else text  # "家附近的医院" kept
     parts = [p for p in body.split("的") if p]
     if not parts or _MOOD.match(body):
         return None
@@ -314,13 +316,14 @@ def _item(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
         return "price", 0.88
     if verb == "叫":
         return "name", 0.88
-    if verb != "是":
+    if verb not in ("是", "是在"):
         return None  # "我的手机在桌上": where it lies now, not worth keeping
+    value = "在" + value if verb == "是在" else value
     if re.search(r"买的?$|买回来|入手", value):
         return "bought", 0.88
-    if re.search(r"送(?:的|给)|送我|礼物", value):
+    if re.search(r"送(?:的|给)?$|送我|礼物", value):
         return "gift", 0.88
-    if re.search(r"(?:织|做|画|缝|绣|亲手.{0,2})的$", value):
+    if re.search(r"(?:织|做|画|缝|绣|亲手.{0,2})的?$", value):
         return "made by", 0.85
     if re.fullmatch(rf"{_COLOUR}的?", value):
         return "colour", 0.88
@@ -406,7 +409,7 @@ def lately(text: str, who: Ctx) -> list[RuleCandidate]:
     m = _LATELY.match(text)
     if m is None or not m["t"] and not re.match(r"学|练|备考|自学", m["x"]):
         return []
-    what = zh_clean(m["x"])
+    what = key(zh_clean(m["x"]))
     return [make("fact", who.subject, f"activity: {what}", _said(text, who), 0.85, 0.6,
                  "zh:activity")]  # fmt: skip
 

@@ -126,7 +126,7 @@ def _add(who: Ctx, predicate: str, text: str, conf: float, pattern: str) -> list
 _PERSON = re.compile(
     rf"^(?:my|our)\s+{_MOD}(?P<r>{_REL})(?:'s|’s)\s+(?P<a>{_alt(PEOPLE_ATTRS)})\s+{_IS}\s+"
     rf"(?:on\s+)?(?P<x>.+)$|"
-    rf"^(?:my|our)\s+{_MOD.replace('mod', 'mod2')}(?P<r2>{_REL})\s+(?P<rest>.+)$",
+    rf"^(?:my|our)\s+{_MOD.replace('mod', 'mod2')}(?P<r2>{_REL})(?P<rest>(?:'s|’s)?\s+.+)$",
     re.I,
 )
 _PERSON_SAID = (
@@ -156,7 +156,7 @@ def people(text: str, who: Ctx) -> list[RuleCandidate]:
         predicate = base if attribute == "name" else f"{base}: {attribute}"
         return _add(who, predicate, text, 0.88, f"en:{group}-attribute") if value else []
     for pattern, attribute in _PERSON_SAID:
-        if re.fullmatch(pattern, m["rest"].rstrip(". "), re.I):
+        if re.fullmatch(pattern, m["rest"].strip(". "), re.I):
             return _add(who, f"{base}: {attribute}", text, 0.88, f"en:{group}-attribute")
     return _unknown_attribute(m["rest"], base, group, text, who)
 
@@ -182,7 +182,8 @@ _ITEM = rf"(?P<i>{_alt(ITEMS)})"
 _MINE = (
     rf"(?:(?P<my>my)\s+(?:new\s+|old\s+|current\s+|favou?rite\s+)?|the\s+(?:new\s+)?){_ITEM}"
     rf"(?P<rel>\s+(?:that\s+)?I\s+(?:just\s+|recently\s+)?"
-    rf"(?:bought|got|use|ride|drive|wear|carry)(?:\s+(?:most|every day|the most))?)?"
+    rf"(?:bought|got|use|ride|drive|wear|carry)(?:\s+(?:most|every day|the most))?"
+    rf"(?:\s+(?:last|this)\s+\w+|\s+yesterday|\s+recently)?)?"
 )
 _ITEM_SAID = (
     (rf"^{_MINE}(?:'s|’s)\s+(?P<a>{_alt(ITEM_ATTRS)})\s+{_IS}\s+(?P<x>.+)$", "{a}"),
@@ -318,8 +319,8 @@ _LATELY = re.compile(
 def lately(text: str, who: Ctx) -> list[RuleCandidate]:
     if not (m := _LATELY.match(text)):
         return []
-    what = en_clean(f"{m['v']} {m['x']}")
-    what = re.sub(r"\s+(?:these days|lately|at the moment|right now|this year)$", "", what)
+    what = en_clean(re.split(r"\s+[-–—]\s+", f"{m['v']} {m['x']}")[0])  # "German now - tough"
+    what = re.sub(r"\s+(?:these days|lately|at the moment|right now|this year|now)$", "", what)
     return _add(who, f"activity: {key(what)}", text, 0.85, "en:activity")
 
 
