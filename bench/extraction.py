@@ -28,14 +28,18 @@ from bench.retrieval_kit import table  # noqa: E402
 from lifecycle.rules import extract  # noqa: E402
 from tests.extraction_eval import NOW, score  # noqa: E402
 
-DATA = Path(os.environ.get("BENCH_DATA") or ROOT.parent / "shared" / "data")
+# The shared data sits beside the checkout (/work/main -> /work/shared) or beside the
+# worktrees' folder (/work/wt/<branch> -> /work/shared).
+_NEAR = [ROOT.parent / "shared" / "data", ROOT.parent.parent / "shared" / "data"]
+DATA = Path(os.environ.get("BENCH_DATA") or next((p for p in _NEAR if p.exists()), _NEAR[0]))
 
 
 def labelled() -> list[list]:
     rows = []
-    for lang in ("zh", "en"):
-        result = score(lang)
-        rows.append([lang, result.statements, result.coverage, result.candidates,
+    for part, lang in (("", "zh"), ("", "en"), ("heldout", "zh"), ("heldout", "en")):
+        result = score(lang, part)
+        name = f"{part} {lang}".strip()
+        rows.append([name, result.statements, result.coverage, result.candidates,
                      result.precision, len(result.misses), len(result.wrong)])  # fmt: skip
     return rows
 
@@ -64,8 +68,8 @@ def locomo() -> tuple[list[list], Counter]:
                     other_n, other_hits = other_n + 1, other_hits + bool(found)
             n += 1
     rows = [
-        ["turns cited by an observation", cited_n, cited_hits / cited_n],
-        ["turns no observation cites", other_n, other_hits / other_n],
+        ["turns cited by an observation", cited_n, cited_hits, cited_hits / cited_n],
+        ["turns no observation cites", other_n, other_hits, other_hits / other_n],
     ]
     return rows, patterns
 
@@ -78,7 +82,7 @@ def main() -> None:
     print(table(headers, labelled()))
     rows, patterns = locomo()
     print("\n### LoCoMo turns: share giving at least one candidate\n")
-    print(table(["turns", "n", "with a candidate"], rows))
+    print(table(["turns", "n", "with a candidate", "share"], rows))
     top = ", ".join(f"{name} {count}" for name, count in patterns.most_common(8))
     print(f"\nmost frequent patterns on LoCoMo: {top}")
     print(f"({time.monotonic() - started:.1f} s)")

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from lifecycle import rules_life
+from lifecycle import rules_attrs, rules_attrs_en, rules_life
 from lifecycle.rulebase import DAY, PERMANENT, RuleCandidate  # noqa: F401  (re-exported)
 from lifecycle.rulebase import Ctx as _Ctx
 from lifecycle.rulebase import make as _c
@@ -33,7 +33,11 @@ from lifecycle.rulebase import make as _c
 # --------------------------------------------------------------------------------------
 
 _ZH_SPLIT = re.compile(r"([。！？!?；;\n，,]+)")
-_EN_SPLIT = re.compile(r"([.!?;\n]+(?:\s+|$)|,\s+but\s+|\s+but\s+)", re.I)
+# "Mr. Chen" is one name, not the end of a sentence.
+_EN_SPLIT = re.compile(
+    r"((?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bDr)(?<!\bSt)[.!?;\n]+(?:\s+|$)|,\s+but\s+|\s+but\s+)",
+    re.I,
+)
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _ZH_QUESTION = re.compile(
     r"(吗|么|呢|要不要|是不是|能不能|可不可以|会不会|有没有|什么|怎么|为什么|哪)"
@@ -256,7 +260,9 @@ def _zh(clause: str, who: _Ctx, now: datetime, whole: str = "") -> list[RuleCand
     if _ZH_SAME_SPEAKER.match(clause):
         clause = "我" + clause
     found: list[RuleCandidate] = _zh_names(clause, who)
-    found += rules_life.chinese(clause, who, now, whole)
+    # People, items, places and events first: their attributes ("我上司的生日是三月十五日")
+    # would otherwise read as plans or untyped "我的 X 是 Y" facts.
+    found += rules_attrs.chinese(clause, who, now) or rules_life.chinese(clause, who, now, whole)
     return found or _zh_legacy(clause, who) or _zh_rules(clause)
 
 
@@ -371,7 +377,7 @@ def _en(clause: str, who: _Ctx, now: datetime, whole: str = "") -> list[RuleCand
     if _EN_RULE_START.match(clause) and (rules := _en_rules(clause)):
         return rules
     found = _en_names(clause, who)
-    found += rules_life.english(clause, who, now)
+    found += rules_attrs_en.english(clause, who, now) or rules_life.english(clause, who, now)
     return found or _en_legacy(clause, who) or _en_rules(clause)
 
 

@@ -54,7 +54,7 @@ EN_PEOPLE = {
 EN_PETS = {"cat": "cat", "dog": "dog", "kitten": "cat", "puppy": "dog", "rabbit": "rabbit",
            "parrot": "parrot", "hamster": "hamster", "horse": "horse",
            "turtle": "turtle"}  # fmt: skip
-_EN_RELATIONS = {**EN_FAMILY, **EN_PEOPLE, **EN_PETS}
+_EN_RELATIONS = EN_RELATIONS = {**EN_FAMILY, **EN_PEOPLE, **EN_PETS}
 _EN_REL = "|".join(sorted(map(re.escape, _EN_RELATIONS), key=len, reverse=True))
 _EN_MOD = r"(?:(?P<mod>older|younger|little|big|eldest|oldest|youngest|twin|step)\s+)?"
 _NAME = r"(?-i:[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,2})"  # capitalised, even under re.I
@@ -73,6 +73,11 @@ ZH_FAMILY = {
     "妹夫": "brother-in-law", "嫂子": "sister-in-law", "弟媳": "sister-in-law",
     "婆婆": "mother-in-law", "岳母": "mother-in-law", "丈母娘": "mother-in-law",
     "公公": "father-in-law", "岳父": "father-in-law", "老丈人": "father-in-law",
+    "表哥": "cousin", "表姐": "cousin", "表弟": "cousin", "表妹": "cousin", "堂哥": "cousin",
+    "堂姐": "cousin", "堂弟": "cousin", "堂妹": "cousin", "侄子": "nephew", "外甥": "nephew",
+    "侄女": "niece", "外甥女": "niece", "舅舅": "uncle", "叔叔": "uncle", "伯伯": "uncle",
+    "姑父": "uncle", "姨父": "uncle", "姑姑": "aunt", "阿姨": "aunt", "姨妈": "aunt",
+    "舅妈": "aunt", "婶婶": "aunt", "孙子": "grandson", "孙女": "granddaughter",
 }  # fmt: skip
 ZH_PEOPLE = {
     "上司": "boss", "领导": "boss", "老板": "boss", "主管": "boss", "经理": "manager",
@@ -80,11 +85,14 @@ ZH_PEOPLE = {
     "闺蜜": "best friend", "朋友": "friend", "室友": "roommate", "邻居": "neighbor",
     "男朋友": "boyfriend", "男友": "boyfriend", "女朋友": "girlfriend", "女友": "girlfriend",
     "对象": "partner", "未婚妻": "fiancée", "未婚夫": "fiancé", "导师": "mentor",
-    "老师": "teacher",
+    "老师": "teacher", "班主任": "head teacher", "同学": "classmate", "发小": "childhood friend",
+    "合伙人": "business partner", "客户": "client", "下属": "report", "房东": "landlord",
+    "师傅": "mentor", "教练": "coach", "牙医": "dentist", "医生": "doctor", "组长": "team lead",
+    "上级": "boss",
 }  # fmt: skip
 ZH_PETS = {"猫咪": "cat", "小猫": "cat", "猫": "cat", "小狗": "dog", "狗狗": "dog", "狗": "dog",
            "兔子": "rabbit", "鹦鹉": "parrot", "仓鼠": "hamster"}  # fmt: skip
-_ZH_RELATIONS = {**ZH_FAMILY, **ZH_PEOPLE, **ZH_PETS}
+_ZH_RELATIONS = ZH_RELATIONS = {**ZH_FAMILY, **ZH_PEOPLE, **ZH_PETS}
 _ZH_REL = "|".join(sorted(map(re.escape, _ZH_RELATIONS), key=len, reverse=True))
 ZH_WHO = _ZH_REL  # a clause ending with one of these may be followed by its name
 _ZH_NAME = r"[\u4e00-\u9fffA-Za-z·][\u4e00-\u9fffA-Za-z· ]{0,9}"
@@ -693,6 +701,13 @@ _ZH_CLOCK = re.compile(
     r"(?P<v>起床|睡觉|上班|下班|吃饭|吃早饭|吃午饭|吃晚饭|午睡|到家|出门)"
 )
 _ZH_PLAN = re.compile(r"(要|打算|准备|计划|将要|将|预计)")
+# A time said before the person: "下周三下午两点", "明天早上八点半", "月底".
+_ZH_LEADING_TIME = re.compile(
+    r"^(?:(?:下下|下|这|本)(?:个)?(?:周|星期|礼拜)[一二三四五六日天]?|(?:下下|下|这|本)个?月"
+    r"(?:[\d一二三四五六七八九十]{1,3}[号日])?|明天|后天|大后天|今晚|明年|今年|月底|月初|周末|"
+    r"[\d一二三四五六七八九十]{1,3}月[\d一二三四五六七八九十]{1,3}[号日])"
+    r"(?:早上|上午|中午|下午|傍晚|晚上|凌晨)?(?:[零一二两三四五六七八九十\d]{1,3}点(?:半|钟|\d{1,2}分)?)?"
+)
 
 
 class _Zh:
@@ -1004,7 +1019,8 @@ class _Zh:
                 content = f"{zh_about(event, self.who)}：{m['t']}{_date_zh(when)}"
                 self.add("fact", f"plan: {zh_about(event, self.who)}", content, 0.85, "zh:event")
             return
-        if (not t.startswith("我") and "我" not in t[:6]) or t.startswith("我的"):
+        said_by = _ZH_LEADING_TIME.sub("", t)  # "下周三下午两点我要去医院复查": the time first
+        if (not said_by.startswith("我") and "我" not in t[:6]) or said_by.startswith("我的"):
             return  # someone else's plan, or a date about a thing ("我的护照八月到期")
         plan = _ZH_PLAN.search(t)
         firm = plan is not None and plan[0] in ("打算", "准备", "计划")
@@ -1041,3 +1057,7 @@ class _Zh:
 
 def chinese(text: str, who: Ctx, now: datetime, whole: str = "") -> list[RuleCandidate]:
     return _Zh(text, who, now, whole).run()
+
+
+# What lifecycle.rules_attrs and rules_attrs_en share with the patterns above.
+group_of, zh_clean, date_zh, en_clean, date_en = _group, _zh_clean, _date_zh, _en_clean, _date_en

@@ -23,8 +23,10 @@ WRITE, PENDING = 0.85, 0.60  # the default thresholds (MEMSITE_CONFIDENCE_WRITE 
 NOW = datetime(2026, 11, 24, 10, 0)
 
 
-def load(lang: str) -> list[dict]:
-    path = DATA / f"extraction_{lang}.jsonl"
+def load(lang: str, part: str = "") -> list[dict]:
+    """One labelled file: extraction_<lang>.jsonl, or extraction_<part>_<lang>.jsonl (the
+    held-out sets: written before the rules were tuned, and never tuned on)."""
+    path = DATA / (f"extraction_{part}_{lang}.jsonl" if part else f"extraction_{lang}.jsonl")
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
@@ -61,9 +63,9 @@ class Score:
         return self.right / self.candidates if self.candidates else 0.0
 
 
-def score(lang: str) -> Score:
+def score(lang: str, part: str = "") -> Score:
     result = Score()
-    for case in load(lang):
+    for case in load(lang, part):
         found = extract(case["text"], now=NOW)
         expected = case["expect"]
         if expected:

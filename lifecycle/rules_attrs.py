@@ -1,0 +1,422 @@
+"""Statements about the people, things, places and events in a person's life, in Chinese
+(pure patterns, no Django; English in lifecycle.rules_attrs_en).
+
+Most of what people tell an assistant about their lives has one shape: a subject, an
+attribute and a value. "我上司的身高是一米六八", "我新买的手机是华为Mate 60", "我常去的健身房在公司
+对面", "烹饪乐聚团建盛宴的地点在公司附近的希尔顿酒店". This module reads that shape instead of
+listing sentences: it splits the clause at its verb (是, 叫, 在, 姓, 花了, 由 ...), reads the
+subject as a chain of 的-joined parts ("我女儿的班主任", "我们小区附近的公园"), decides from
+the last part's head noun what the subject is (a relation, an item, a place or an event) and
+from the attribute word (身高, 价格, 地址, 地点 ...) or the verb what is said about it.
+
+Predicates name the subject and the attribute ("people: boss: height", "item: 手机: price",
+"place: 健身房", "event: 烹饪乐聚团建盛宴: place"), so a later statement about the same
+attribute supersedes the earlier one in the write path. An event's time stays "plan: X", the
+key the plan patterns of lifecycle.rules_life have always used for dated events. Contents are
+the statement said of the person ("用户的上司身高是一米六八"). A known attribute is written
+directly (0.85 and up); an attribute word the tables do not know goes to review (0.75).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+from lifecycle import ruledates
+from lifecycle.rulebase import Ctx, RuleCandidate, key, make, zh_about
+from lifecycle.rules_life import ZH_RELATIONS, date_zh, group_of, zh_clean
+
+# --------------------------------------------------------------------------------------
+# Vocabulary: attribute words and the head nouns that say what a subject is
+# --------------------------------------------------------------------------------------
+
+PEOPLE_ATTRS = {
+    "名字": "name", "姓名": "name", "全名": "name", "年龄": "age", "岁数": "age",
+    "身高": "height", "个子": "height", "体重": "weight", "生日": "birthday",
+    "出生日期": "birthday", "家乡": "hometown", "老家": "hometown", "籍贯": "hometown",
+    "住址": "address", "家庭住址": "address", "工作单位": "company", "单位": "company",
+    "公司": "company", "工作地点": "work place", "上班地点": "work place", "学历": "education",
+    "文凭": "education", "专业": "major", "学校": "school", "母校": "school",
+    "毕业院校": "school", "职业": "occupation", "工作": "occupation", "职位": "position",
+    "职务": "position", "岗位": "position", "头衔": "position", "爱好": "hobby",
+    "兴趣": "hobby", "兴趣爱好": "hobby", "业余爱好": "hobby", "电话": "phone",
+    "电话号码": "phone", "手机号": "phone", "手机号码": "phone", "联系方式": "phone",
+    "微信": "wechat", "微信号": "wechat", "邮箱": "email", "性格": "personality",
+    "脾气": "personality", "星座": "zodiac sign", "属相": "zodiac animal",
+    "生肖": "zodiac animal", "血型": "blood type", "年级": "grade", "班级": "class",
+}  # fmt: skip
+ITEM_ATTRS = {
+    "品牌": "brand", "牌子": "brand", "型号": "model", "颜色": "colour", "价格": "price",
+    "价钱": "price", "售价": "price", "尺寸": "size", "大小": "size", "材质": "material",
+    "产地": "origin", "名字": "name", "购买地点": "bought", "购买时间": "bought",
+}  # fmt: skip
+PLACE_ATTRS = {
+    "名字": "name", "名称": "name", "地址": "address", "位置": "address", "地点": "address",
+    "类型": "type", "特色": "features", "特点": "features", "招牌菜": "features",
+    "营业时间": "opening hours", "电话": "phone", "面积": "size",
+}  # fmt: skip
+EVENT_ATTRS = {
+    "时间": "time", "日期": "time", "开始时间": "time", "地点": "place", "地址": "place",
+    "场地": "place", "举办地点": "place", "举办地": "place", "主题": "topic", "话题": "topic",
+    "内容": "agenda", "议程": "agenda", "规模": "scale", "人数": "scale",
+    "参加人数": "scale", "参加者": "participants", "参与者": "participants",
+    "参加人员": "participants", "嘉宾": "participants", "主持人": "host", "负责人": "host",
+    "组织者": "organiser", "主办方": "organiser", "主办单位": "organiser", "费用": "cost",
+    "名称": "name", "着装要求": "dress code",
+}  # fmt: skip
+# Heads: what the last noun of a subject says it is (matched at the end of that part).
+ITEM_HEADS = (
+    "手机", "电脑", "笔记本", "平板", "自行车", "单车", "电动车", "汽车", "车", "摩托车",
+    "手表", "背包", "书包", "包", "钱包", "相机", "耳机", "音箱", "机器人", "冰箱", "电视",
+    "空调", "洗衣机", "眼镜", "鞋", "球鞋", "衣服", "外套", "大衣", "裙子", "围巾", "帽子",
+    "戒指", "项链", "耳环", "手链", "钢琴", "吉他", "键盘", "鼠标", "显示器", "沙发", "床",
+    "桌子", "椅子", "台灯", "书架", "行李箱", "雨伞", "杯子", "保温杯", "水杯", "游戏机",
+    "打印机", "吸尘器", "咖啡机", "微波炉", "烤箱", "空气净化器", "无人机", "滑板", "手办",
+    "娃娃", "玩具", "书", "表", "iPad", "Kindle", "Switch",
+)  # fmt: skip
+PLACE_HEADS = (
+    "健身房", "咖啡店", "咖啡馆", "餐厅", "饭店", "饭馆", "面馆", "酒吧", "超市", "商场",
+    "公园", "医院", "诊所", "学校", "幼儿园", "图书馆", "书店", "银行", "食堂", "菜市场",
+    "市场", "游泳馆", "体育馆", "电影院", "小区", "酒店", "宾馆", "民宿", "地铁站", "车站",
+    "公交站", "停车场", "广场", "步行街", "景区", "寺庙", "博物馆", "美术馆", "理发店",
+    "花店", "面包店", "便利店", "药店", "球场", "办公室", "会议室", "工作室", "楼", "店",
+    "馆", "厅", "院", "场", "园", "站", "铺",
+)  # fmt: skip
+EVENT_HEADS = (
+    "会", "会议", "活动", "聚会", "聚餐", "团建", "盛宴", "宴会", "晚宴", "婚礼", "典礼",
+    "仪式", "比赛", "演出", "音乐会", "演唱会", "展览", "讲座", "培训", "考试", "面试",
+    "旅行", "旅游", "派对", "晚会", "年会", "庆典", "party", "沙龙", "路演", "发布会",
+    "答辩", "课", "训练营", "马拉松", "体检", "复查", "手术", "约会", "饭局", "酒局",
+    "生日宴", "满月酒", "婚宴", "同学会", "见面会", "分享会", "评审", "评审会", "开幕式",
+    "闭幕式", "节", "赛",
+)  # fmt: skip
+_RELATION = "|".join(sorted(map(re.escape, ZH_RELATIONS), key=len, reverse=True))
+# Words before a head that only say which one ("那辆", "常去的") and are not part of its key.
+_PICK = re.compile(
+    r"^(?:这次|本次|下次|这个|那个|这场|那场|这家|那家|这辆|那辆|这台|那台|这部|那部|这件|那件|"
+    r"这双|那双|这只|那只|这块|那块|这把|那把|这套|那套|这本|那本|这条|那条|"
+    r"[这那](?=[\u4e00-\u9fff]{2}))"
+)
+_MODIFIER = re.compile(
+    r"^(?:最|经常|常常|平时|一直|每天|每周|周末|新|刚|刚刚|最近|去年|今年|上个月|前几天|自己)*"
+    r"(?:常去|去|买|用|常用|喜欢|爱去|住|开|戴|穿|骑|背|收到|拍|订)$"
+)
+_SURNAMES = (
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程"
+    "苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝"
+    "龚邵万钱严覃武戴莫孔向汤"
+)
+# A name right after a relation: "我的邻居王阿姨", "我同事小李", "我上司赵总".
+_NICKNAME = (
+    rf"(?:[小老阿][\u4e00-\u9fff]|[{_SURNAMES}](?:阿姨|叔叔|大爷|奶奶|爷爷|老师|医生|师傅|总|工|"
+    rf"姐|哥|经理|主任|教练|律师|大夫|护士|教授|警官)|[{_SURNAMES}][\u4e00-\u9fff]{{1,2}}(?=的))"
+)
+# Where a clause divides into subject and what is said of it; longest first.
+_VERBS = (
+    "的名字叫", "名字叫", "名叫", "叫做", "大约有", "大概有", "约有", "共有", "一共有", "是在",
+    "定在", "定于", "位于", "就在", "是", "为", "叫", "姓", "在", "有", "花了", "由",
+)  # fmt: skip
+_SPLIT = re.compile("|".join(map(re.escape, _VERBS)))
+_MOOD = re.compile(r"^(?:心情|感觉|状态|情绪|天|妈|乖|意思|问题|想法|看法|建议|错|身体|头|肚子)")
+
+
+def _ends(word: str, heads) -> str:
+    """The head noun `word` ends with (longest), or ''."""
+    return max((h for h in heads if word.endswith(h)), key=len, default="")
+
+
+# --------------------------------------------------------------------------------------
+# People: "我(的)R(的R)*(NAME)" and what follows it
+# --------------------------------------------------------------------------------------
+
+_PETS = "|".join(k for k, v in ZH_RELATIONS.items() if group_of(v) == "pet")
+_LINK = rf"(?:{_RELATION})(?:{_NICKNAME})?"
+# Relations joined by 的; someone else's pet ("我同事的狗") is not a relation of the person.
+_CHAIN = re.compile(
+    rf"^我(?:们|家)?的?(?P<chain>{_LINK}(?:的(?!(?:{_PETS}))(?:{_RELATION})(?:{_NICKNAME})?)*)"
+    r"(?P<rest>.+)$"
+)
+_ZH_NAME = r"[\u4e00-\u9fffA-Za-z·][\u4e00-\u9fffA-Za-z· ]{0,9}"
+_N = r"[\d一二两三四五六七八九十百]{1,4}"
+_TRAITS = (
+    "开朗|内向|外向|温柔|随和|严厉|严格|幽默|热情|安静|活泼|善良|耐心|细心|急躁|暴躁|大方|老实|"
+    "稳重|靠谱|健谈|友善|和善|认真|固执|要强|独立|乐观|悲观|风趣|低调|高冷|腼腆|害羞|温和|爽快|直爽"
+)
+_GRADE = (
+    r"(?:小学|初中|高中|大学|幼儿园)?[一二三四五六\d]年级|初[一二三]|高[一二三]|大[一二三四]|"
+    r"研[一二三]|幼儿园(?:大|中|小)班|(?:大|中|小)班|小学|初中|高中|幼儿园"
+)
+_DEGREE = r"研究生|博士|硕士|本科|大学|高中|初中|小学|书|研|博|大[一二三四]|高[一二三]|初[一二三]"
+# What is said after a person: (pattern, attribute, confidence). The attribute is None for
+# their name ("people: boss"); {a} takes the attribute word's key (身高 -> height).
+_ATTR_WORD = "|".join(sorted(map(re.escape, PEOPLE_ATTRS), key=len, reverse=True))
+_PERSON_SAID = (
+    (rf"(?:的名字|名字)?(?:叫|名叫|叫做|是叫|的名字是|名字是)(?P<x>{_ZH_NAME})", None, 0.9),
+    (r"姓(?P<x>[\u4e00-\u9fff]{1,2})", "surname", 0.9),
+    (rf"是(?P<x>{_NICKNAME})", None, 0.88),  # "我的牙医是李医生": who, not what they do
+    (rf"的?(?P<a>{_ATTR_WORD})(?:是|为|叫|在|有)?(?P<x>.{{1,30}})", "{a}", 0.88),
+    (rf"(?:的)?(?:性格|人|脾气)?(?:很|特别|非常|比较|挺|超级?|有点|十分)?(?P<x>{_TRAITS})",
+     "personality", 0.85),
+    (rf"(?:今年|现在)?(?P<x>{_N})岁了?", "age", 0.88),
+    (r"(?:现在|目前|今年)?在(?P<o>.{1,12}?)(?:做|当|干)(?P<x>.{1,10})", "occupation", 0.88),
+    (rf"(?:现在|目前|今年)?在(?P<o>.{{1,12}}?)(?:读|上|念)(?P<x>{_DEGREE})", "school", 0.88),
+    (rf"(?:今年|现在|目前)?(?:上|读|在读|念)(?P<x>{_GRADE})了?", "grade", 0.88),
+    (r"(?:现在|目前)?在(?P<x>.{1,12}?)(?:工作|上班)", "employer", 0.88),
+    (r"(?:现在|目前)?住在(?P<x>.{1,16})", "location", 0.88),
+    (r"(?:来自|是)(?P<x>.{1,8}?)人", "hometown", 0.85),
+    (r"是做(?P<x>.{1,10}?)的", "occupation", 0.88),
+    (r"(?:特别|很|最|非常|超)?(?:喜欢|爱)(?P<x>.{1,12})", "likes", 0.85),
+    # An attribute word the table does not know ("研究方向"): kept, but the person reviews it.
+    (r"的(?P<g>[\u4e00-\u9fff]{2,5})(?:是|为)(?P<x>.{1,30})", "{g}", 0.75),
+)  # fmt: skip
+# Values that say how things are going, not what an attribute is ("我老公工作很忙").
+_STATE = re.compile(r"^(?:很|太|特别|挺|比较|非常|有点|不|没|越来越|还|真|好|超|蛮)")
+
+
+def _chain_key(chain: str) -> tuple[str, str]:
+    """ "女儿的班主任" -> ("daughter's head teacher", "people"). A friend's or colleague's
+    name is kept in brackets ("同事小李" -> "colleague (小李)") so two colleagues are two keys;
+    a son is "son" whether or not his name was said, so later statements supersede."""
+    names = []
+    for m in re.finditer(rf"(?P<r>{_RELATION})(?P<n>{_NICKNAME})?", chain):
+        relation = ZH_RELATIONS[m["r"]]
+        named = m["n"] and group_of(relation) == "people"
+        names.append(f"{relation} ({m['n']})" if named else relation)
+    return "'s ".join(names), group_of(relation)
+
+
+def _person_said(rest: str) -> tuple[str | None, str, float] | None:
+    """(attribute key, value, confidence) for what follows a person, or None."""
+    for pattern, attribute, conf in _PERSON_SAID:
+        if not (m := re.fullmatch(pattern, rest)):
+            continue
+        value = zh_clean(m["x"])
+        if attribute == "{g}":
+            attribute = m["g"]
+            if _owned(attribute):
+                continue  # "我同事的狗是金毛": the colleague's dog, not an attribute
+        if attribute == "{a}":
+            attribute = PEOPLE_ATTRS[m["a"]]
+            if _STATE.match(value) and attribute not in ("personality", "height"):
+                continue
+        if value and not re.search(r"什么|谁|啥|哪", value):
+            return attribute, value, conf
+    return None
+
+
+def _owned(word: str) -> bool:
+    """A thing or relation of someone's ("车", "婚礼", "女儿"), not one of their attributes."""
+    heads = ITEM_HEADS + PLACE_HEADS + EVENT_HEADS
+    return bool(re.fullmatch(_RELATION, word) or _ends(word, heads))
+
+
+def _said(text: str, who: Ctx) -> str:
+    """The clause said of the person: "我上司的身高" -> "用户的上司的身高"."""
+    return zh_about(re.sub(rf"^我(?=(?:{_RELATION}))", "我的", text), who)
+
+
+def people(text: str, who: Ctx) -> list[RuleCandidate]:
+    m = _CHAIN.match(text)
+    if m is None or not (said := _person_said(m["rest"])):
+        return []
+    attribute, _value, conf = said
+    key, group = _chain_key(m["chain"])
+    predicate = f"{group}: {key}" + (f": {attribute}" if attribute else "")
+    content = _said(text, who)
+    found = [make("fact", who.subject, predicate, content, conf, 0.7, f"zh:{group}-attribute")]
+    return found + _named(m["chain"], who) if attribute else found
+
+
+def _named(chain: str, who: Ctx) -> list[RuleCandidate]:
+    """ "我儿子小宝上二年级了" also says who the son is (a single relation and its name)."""
+    m = re.fullmatch(rf"(?P<r>{_RELATION})(?P<n>{_NICKNAME})", chain)
+    if m is None or group_of(ZH_RELATIONS[m["r"]]) == "people":
+        return []  # a colleague's name is in the key: "我同事小李" is not all colleagues
+    relation = ZH_RELATIONS[m["r"]]
+    content = f"{who.zh}的{m['r']}叫{m['n']}"
+    return [make("fact", who.subject, f"{group_of(relation)}: {relation}", content, 0.88, 0.7,
+                 f"zh:{group_of(relation)}")]  # fmt: skip
+
+
+# --------------------------------------------------------------------------------------
+# Items, places and events: split at the verb, read the subject's chain
+# --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Subject:
+    kind: str  # item, place or event
+    key: str  # what the predicate calls it: "手机", "公司的食堂", "儿子的家长会"
+    attr: str = ""  # the attribute word closing the subject ("地址"), '' when there is none
+
+
+def _split_attr(parts: list[str], table: dict) -> tuple[list[str], str]:
+    """The attribute word closing the chain ("咖啡店地址" -> 地址), if there is one."""
+    last = parts[-1]
+    word = max((w for w in table if last.endswith(w)), key=len, default="")
+    if not word:
+        return parts, ""
+    rest = last[: -len(word)]
+    return ([*parts[:-1], rest] if rest else parts[:-1]), word
+
+
+def _thing(parts: list[str], mine: bool, kind: str) -> Subject | None:
+    """An item, place or event: the head noun of the last part says which."""
+    last = _PICK.sub("", parts[-1])
+    if kind == "item":
+        last = re.sub(r"^(?:新|旧|二手)(?=.)", "", last)  # "我的新车": the car
+    owners = [_PICK.sub("", p) for p in parts[:-1] if not _MODIFIER.match(p)]
+    heads = {"event": EVENT_HEADS, "item": ITEM_HEADS, "place": PLACE_HEADS}[kind]
+    head = _ends(last, heads)
+    if not head or (kind == "item" and not mine):
+        return None  # "手机是华为的" about no one in particular
+    if kind == "event" and last == head and len(head) == 1 and not owners:
+        return None  # a bare "会" is a verb, not an event
+    if kind == "place" and _ends(last, EVENT_HEADS + ITEM_HEADS) and len(head) == 1:
+        return None  # "晚会", "手表": a one-character place head inside another word
+    return Subject(kind, last if kind == "item" else "的".join([*owners, last]))
+
+
+def subject(text: str) -> Subject | None:
+    """What a subject phrase (everything before the verb) is about, or None."""
+    mine = text.startswith(("我", "咱"))
+    body = re.sub(r"^(?:我们|咱们|我)的?", "", text) if mine else text  # "家附近的医院" kept
+    parts = [p for p in body.split("的") if p]
+    if not parts or _MOOD.match(body):
+        return None
+    tables = (("event", EVENT_ATTRS), ("place", PLACE_ATTRS), ("item", ITEM_ATTRS))
+    for kind, table in tables:
+        chain, word = _split_attr(parts, table)
+        if chain and word and (found := _thing(chain, mine, kind)):
+            found.attr = word
+            return found
+    for kind in ("event", "item", "place"):
+        if found := _thing(parts, mine, kind):
+            return found
+    return None
+
+
+_COLOUR = r"[黑白红橙黄绿青蓝紫灰粉棕金银米咖卡其藏深浅亮暗酒玫瑰天]{1,3}色?"
+_CLOCK = re.compile(
+    r"(?:早上|上午|中午|下午|傍晚|晚上|凌晨)?[零一二两三四五六七八九十\d]{1,3}[点:：]"
+    r"|[\d一二三四五六七八九十]{1,3}月[\d一二三四五六七八九十]{1,3}[日号]|(?:周|星期|礼拜)[一二三四五六日天]"
+)
+_HOST = re.compile(r"(?P<x>.{1,12}?)(?P<v>主持|负责|组织|主办|承办|牵头|策划|带队|安排)")
+_SCALE = re.compile(
+    rf"(?P<x>{_N}多?(?:个)?人|上百人|几十人|几百人)(?:左右)?(?:参加|参与|出席|报名|到场)?"
+)
+
+
+def _item(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
+    """The attribute an item's value gives, and how sure: "是爸爸送的" is who gave it."""
+    if sub.attr:
+        return ITEM_ATTRS[sub.attr], 0.88
+    if verb == "花了":
+        return "price", 0.88
+    if verb == "叫":
+        return "name", 0.88
+    if verb not in ("是", "是在"):
+        return None  # "我的手机在桌上": where it lies now, not worth keeping
+    value = "在" + value if verb == "是在" else value
+    if re.search(r"买的?$|买回来|入手", value):
+        return "bought", 0.88
+    if re.search(r"送(?:的|给)?$|送我|礼物", value):
+        return "gift", 0.88
+    if re.search(r"(?:织|做|画|缝|绣|亲手.{0,2})的?$", value):
+        return "made by", 0.85
+    if re.fullmatch(rf"{_COLOUR}的?", value):
+        return "colour", 0.88
+    return "", 0.85  # what it is: "华为Mate 60", "黑色的双肩包"
+
+
+def _place(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
+    if sub.attr:
+        return PLACE_ATTRS[sub.attr], 0.88
+    if verb in ("在", "位于", "就在", "是在"):
+        return "", 0.88  # where it is
+    if verb in ("叫", "名叫", "叫做", "名字叫", "的名字叫"):
+        return "name", 0.88
+    if verb == "是":
+        return "", 0.85
+    return ("features", 0.75) if verb == "有" else None
+
+
+def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
+    if sub.attr:
+        return EVENT_ATTRS[sub.attr], 0.88
+    if verb in ("在", "是在", "定在", "定于"):
+        return ("time", 0.88) if _CLOCK.search(value) else ("place", 0.88)
+    if verb == "由" and _HOST.fullmatch(value):
+        return ("organiser" if _HOST.fullmatch(value)["v"] in ("组织", "主办", "承办") else
+                "host"), 0.88  # fmt: skip
+    if verb in ("有", "大约有", "大概有", "约有", "共有", "一共有") and _SCALE.fullmatch(value):
+        return "scale", 0.88
+    return None
+
+
+def things(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
+    m = _SPLIT.search(text)
+    if m is None or not (sub := subject(text[: m.start()])):
+        return []
+    verb, value = m[0], zh_clean(text[m.end() :])
+    if not value or re.search(r"什么|谁|啥|哪", value) or (_STATE.match(value) and not sub.attr):
+        return []
+    read = {"item": _item, "place": _place, "event": _event}[sub.kind](sub, verb, value)
+    if read is None:
+        return []
+    attribute, conf = read
+    content = _said(text, who)
+    when = ruledates.future(value, now) if sub.kind == "event" else None
+    if sub.kind == "event" and (attribute == "time" or when is not None and not attribute):
+        event = zh_about(sub.key, who)
+        return [make("fact", who.subject, f"plan: {event}", content + date_zh(when), conf, 0.7,
+                     "zh:event-time")]  # fmt: skip
+    predicate = f"{sub.kind}: {zh_about(sub.key, who)}" + (f": {attribute}" if attribute else "")
+    return [make("fact", who.subject, predicate, content, conf, 0.6, f"zh:{sub.kind}-attribute")]
+
+
+# --------------------------------------------------------------------------------------
+# What is near the person's home or work, and what they are doing these days
+# --------------------------------------------------------------------------------------
+
+_NEAR = re.compile(
+    r"^我(?:们|家)?(?P<at>家|小区|公司|学校|单位|宿舍|办公室|住的地方|这边|那边)?"
+    r"(?P<where>楼下|附近|对面|旁边|门口|隔壁|楼上|后面|前面|周边|里面?|边上)"
+    r"(?:新开了|开了|有)(?:一|两|几)?(?:家|个|座|所|间|条|片|处)"
+    r"(?:叫(?P<n>[^，。的]{2,12})的|(?P<h>[^，。]{1,8}?)[，,]?叫(?P<m>[^，。]{2,12})$)?"
+    r"(?P<head>[^，。]{0,10})$"
+)
+_LATELY = re.compile(
+    r"^我(?P<t>最近|现在|目前|这段时间|这阵子|近期|今年|正)?(?:在|正在)"
+    r"(?P<x>(?:学|练|练习|备考|准备|考|研究|自学|读|上|追|写|健身|减肥|戒|养)[^，。]{1,12})$"
+)
+
+
+def nearby(text: str, who: Ctx) -> list[RuleCandidate]:
+    """ "我家楼下有一家叫老街面馆的店": a place near home or work, by its name if said."""
+    m = _NEAR.match(text)
+    if m is None or not (m["n"] or m["m"] or _ends(m["head"] or "", PLACE_HEADS)):
+        return []
+    name = zh_clean(m["n"] or m["m"] or "") or f"{m['at'] or '家'}{m['where']}的{m['head']}"
+    conf = 0.88 if (m["n"] or m["m"]) else 0.8
+    return [make("fact", who.subject, f"place: {name}", _said(text, who), conf, 0.6,
+                 "zh:place-nearby")]  # fmt: skip
+
+
+def lately(text: str, who: Ctx) -> list[RuleCandidate]:
+    """ "我最近在学日语": what the person is doing these days (not "我在北京")."""
+    m = _LATELY.match(text)
+    if m is None or not m["t"] and not re.match(r"学|练|备考|自学", m["x"]):
+        return []
+    what = key(zh_clean(m["x"]))
+    return [make("fact", who.subject, f"activity: {what}", _said(text, who), 0.85, 0.6,
+                 "zh:activity")]  # fmt: skip
+
+
+def chinese(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
+    """Candidates for one Chinese clause (hedges already removed), or []."""
+    for step in (people, nearby, lately):
+        if found := step(text, who):
+            return found
+    return things(text, who, now)

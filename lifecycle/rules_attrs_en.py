@@ -1,0 +1,332 @@
+"""Statements about the people, things, places and events in a person's life, in English
+(pure patterns, no Django; the Chinese ones and the reasoning are in lifecycle.rules_attrs).
+
+"My boss's height is 1.68 m", "my new phone is a Huawei Mate 60", "the gym I go to is across
+from the office", "the team dinner will be at the Hilton", "about fifty people will attend the
+offsite", "I'm hosting the project review". A subject phrase is read by its head noun (a
+relation, an item, a place or an event); the attribute comes from an attribute word ("'s
+height is", "the topic of ... is") or from the verb ("cost", "is called", "is across from").
+Predicates match the Chinese ones: "people: boss: height", "item: phone: price",
+"place: gym", "event: team dinner: place", and "plan: team dinner" for an event's time.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from lifecycle import ruledates
+from lifecycle.rulebase import Ctx, RuleCandidate, key, make, third
+from lifecycle.rules_life import EN_RELATIONS, date_en, en_clean, group_of
+
+PEOPLE_ATTRS = {
+    "name": "name", "full name": "name", "first name": "name", "last name": "surname",
+    "surname": "surname", "age": "age", "height": "height", "weight": "weight",
+    "birthday": "birthday", "date of birth": "birthday", "hometown": "hometown",
+    "address": "address", "company": "company", "employer": "company",
+    "workplace": "work place", "office": "work place", "job": "occupation",
+    "occupation": "occupation", "profession": "occupation", "position": "position",
+    "title": "position", "job title": "position", "role": "position",
+    "education": "education", "degree": "education", "major": "major", "school": "school",
+    "university": "school", "college": "school", "hobby": "hobby", "hobbies": "hobby",
+    "phone number": "phone", "phone": "phone", "number": "phone", "mobile": "phone",
+    "cell": "phone", "email": "email", "email address": "email",
+    "personality": "personality", "star sign": "zodiac sign", "zodiac sign": "zodiac sign",
+    "blood type": "blood type", "grade": "grade",
+}  # fmt: skip
+ITEM_ATTRS = {"brand": "brand", "model": "model", "colour": "colour", "color": "colour",
+              "price": "price", "size": "size", "name": "name"}  # fmt: skip
+PLACE_ATTRS = {
+    "name": "name", "address": "address", "location": "address",
+    "opening hours": "opening hours", "hours": "opening hours", "phone number": "phone",
+    "specialty": "features", "speciality": "features",
+}  # fmt: skip
+EVENT_ATTRS = {
+    "time": "time", "date": "time", "start time": "time", "venue": "place",
+    "location": "place", "place": "place", "topic": "topic", "theme": "topic",
+    "agenda": "agenda", "host": "host", "organizer": "organiser", "organiser": "organiser",
+    "dress code": "dress code", "budget": "cost", "cost": "cost", "size": "scale",
+}  # fmt: skip
+ITEMS = (
+    "phone", "smartphone", "laptop", "computer", "pc", "tablet", "ipad", "kindle", "bike",
+    "bicycle", "e-bike", "scooter", "car", "motorcycle", "motorbike", "watch", "smartwatch",
+    "backpack", "bag", "handbag", "wallet", "camera", "headphones", "earbuds", "earphones",
+    "speaker", "vacuum", "robot vacuum", "tv", "television", "fridge", "sofa", "couch",
+    "guitar", "piano", "keyboard", "mouse", "monitor", "desk", "chair", "jacket", "coat",
+    "shoes", "sneakers", "boots", "glasses", "sunglasses", "ring", "necklace", "bracelet",
+    "drone", "console", "printer", "umbrella", "suitcase", "mattress", "bed", "lamp",
+    "mug", "bottle", "water bottle", "scarf", "hat", "dress", "coffee machine",
+)  # fmt: skip
+PLACES = (
+    "gym", "café", "cafe", "coffee shop", "restaurant", "bar", "pub", "supermarket",
+    "grocery store", "store", "shop", "mall", "park", "hospital", "clinic", "school",
+    "kindergarten", "library", "bookstore", "bookshop", "bank", "canteen", "cafeteria",
+    "market", "pool", "swimming pool", "stadium", "cinema", "theater", "theatre", "hotel",
+    "station", "subway station", "metro station", "bus stop", "parking lot", "church",
+    "temple", "museum", "gallery", "salon", "barber", "barbershop", "bakery", "pharmacy",
+    "office", "studio", "noodle shop", "diner", "pizzeria", "playground", "court",
+)  # fmt: skip
+EVENTS = (
+    "dinner", "lunch", "party", "meeting", "review", "offsite", "off-site", "conference",
+    "workshop", "wedding", "reunion", "ceremony", "concert", "trip", "retreat", "gathering",
+    "celebration", "seminar", "talk", "presentation", "interview", "exam", "game", "match",
+    "tournament", "festival", "fair", "show", "exhibition", "meetup", "hackathon", "kickoff",
+    "kick-off", "appointment", "picnic", "barbecue", "bbq", "banquet", "gala", "launch",
+    "recital", "graduation", "marathon", "race", "checkup", "check-up", "book club",
+    "team building", "team-building", "standup", "sync", "webinar", "training",
+)  # fmt: skip
+
+
+def _alt(words) -> str:
+    return "|".join(sorted(map(re.escape, words), key=len, reverse=True))
+
+
+_REL = _alt(EN_RELATIONS)
+_MOD = r"(?:(?P<mod>older|younger|little|big|eldest|oldest|youngest|twin)\s+)?"
+_IS = r"(?:is|was|are|were|'s|will be|is going to be)"
+_TIME = re.compile(
+    r"\b\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)|\bo'clock\b|\bnoon\b|\bmidnight\b|"
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\btomorrow\b|\btonight\b",
+    re.I,
+)
+_PAST = re.compile(
+    r"^(?:\w+ed|bought|got|paid|spent|gave|was|were|had|did|went|made|took|"
+    r"will|can|could|would|should|might|must)$",
+    re.I,
+)
+
+
+def said(text: str, who: Ctx) -> str:
+    """The clause said of the person: "I'm hosting" -> "The user is hosting", "the gym I go
+    to" -> "the gym the user goes to", "my" -> "the user's" (then "their")."""
+    person = who.en if who.en != "The user" else "the user"
+    poss = who.en_poss if who.en != "The user" else "the user's"
+    if m := re.search(r"\bI(?:'m| am)\s+|\bI\s+", text):
+        rest = text[m.end() :]
+        if m[0].strip() != "I":
+            rest = "is " + re.sub(r"\bmy\b|\bour\b", "their", rest, flags=re.I)
+        elif not _PAST.match(rest.split()[0] if rest.split() else ""):
+            rest = third(rest)
+        else:
+            rest = re.sub(r"\bmy\b|\bour\b", "their", rest, flags=re.I)
+        text = f"{text[: m.start()]}{person} {rest}"
+    text = re.sub(r"\bmy\b|\bour\b", poss, text, flags=re.I)
+    text = re.sub(r"\bme\b|\bus\b", person, text, flags=re.I)
+    return text[:1].upper() + text[1:]
+
+
+def _add(who: Ctx, predicate: str, text: str, conf: float, pattern: str) -> list[RuleCandidate]:
+    return [make("fact", who.subject, predicate, said(text, who), conf, 0.6, pattern)]
+
+
+# --------------------------------------------------------------------------------------
+# People: "my boss's height is ...", "my brother works as a nurse", "my cousin is studying ..."
+# --------------------------------------------------------------------------------------
+
+_PERSON = re.compile(
+    rf"^(?:my|our)\s+{_MOD}(?P<r>{_REL})(?:'s|’s)\s+(?P<a>{_alt(PEOPLE_ATTRS)})\s+{_IS}\s+"
+    rf"(?:on\s+)?(?P<x>.+)$|"
+    rf"^(?:my|our)\s+{_MOD.replace('mod', 'mod2')}(?P<r2>{_REL})(?P<rest>(?:'s|’s)?\s+.+)$",
+    re.I,
+)
+_PERSON_SAID = (
+    (r"(?:is|'s)\s+(?P<x>[\d.]+\s*(?:m|cm|meters?|metres?|feet|foot|ft)\b.*?)\s*tall", "height"),
+    (r"(?:is|'s)\s+(?P<x>\d'\s*\d{1,2}\"?)(?:\s+tall)?", "height"),
+    (r"works\s+as\s+(?:a|an)\s+(?P<x>.+)", "occupation"),
+    (r"(?:is|'s)\s+(?:studying|doing\s+(?:a|an|his|her|their)\s+\w+)\s+(?P<x>.+\s+(?:at|in)\s+.+)",
+     "school"),
+    (r"(?:is|'s)\s+in\s+(?P<x>(?:\w+\s+grade|grade\s+\w+|year\s+\w+|(?:first|second|third|"
+     r"fourth|final)\s+year.*))", "grade"),
+    (r"(?:is|'s)\s+(?:very\s+|really\s+|quite\s+|pretty\s+|super\s+)?(?P<x>outgoing|shy|"
+     r"introverted|extroverted|easygoing|easy-going|strict|funny|kind|patient|quiet|cheerful|"
+     r"friendly|stubborn|calm|laid-back|serious)", "personality"),
+)  # fmt: skip
+
+
+def people(text: str, who: Ctx) -> list[RuleCandidate]:
+    m = _PERSON.match(text)
+    if m is None:
+        return []
+    word = m["r"] or m["r2"]
+    relation = EN_RELATIONS[word.lower()]
+    group, mod = group_of(relation), m["mod"] or m["mod2"]
+    base = f"{group}: {mod.lower() + ' ' if mod else ''}{relation}"
+    if m["a"]:
+        attribute, value = PEOPLE_ATTRS[m["a"].lower()], en_clean(m["x"])
+        predicate = base if attribute == "name" else f"{base}: {attribute}"
+        return _add(who, predicate, text, 0.88, f"en:{group}-attribute") if value else []
+    for pattern, attribute in _PERSON_SAID:
+        if re.fullmatch(pattern, m["rest"].strip(". "), re.I):
+            return _add(who, f"{base}: {attribute}", text, 0.88, f"en:{group}-attribute")
+    return _unknown_attribute(m["rest"], base, group, text, who)
+
+
+_OWNED = re.compile(rf"^(?:{_alt([*EN_RELATIONS, *ITEMS, *PLACES, *EVENTS])})$", re.I)
+
+
+def _unknown_attribute(rest, base, group, text, who) -> list[RuleCandidate]:
+    """ "my advisor's research area is AI": an attribute the table does not know, for review;
+    not "my sister's dog is ..." (her dog) nor a wedding (an event: the plan patterns')."""
+    m = re.fullmatch(r"(?:'s|’s)\s+(?P<a>[a-z]+(?:\s+[a-z]+)?)\s+(?:is|are)\s+.+", rest, re.I)
+    if m is None or _OWNED.match(m["a"]) or _OWNED.match(m["a"].split()[-1]):
+        return []
+    return _add(who, f"{base}: {key(m['a'])}", text, 0.75, f"en:{group}-attribute")
+
+
+# --------------------------------------------------------------------------------------
+# Items
+# --------------------------------------------------------------------------------------
+
+_ITEM = rf"(?P<i>{_alt(ITEMS)})"
+# "my new phone", "the robot vacuum I bought": the person's own (checked in items()).
+_MINE = (
+    rf"(?:(?P<my>my)\s+(?:new\s+|old\s+|current\s+|favou?rite\s+)?|the\s+(?:new\s+)?){_ITEM}"
+    rf"(?P<rel>\s+(?:that\s+)?I\s+(?:just\s+|recently\s+)?"
+    rf"(?:bought|got|use|ride|drive|wear|carry)(?:\s+(?:most|every day|the most))?"
+    rf"(?:\s+(?:last|this)\s+\w+|\s+yesterday|\s+recently)?)?"
+)
+_ITEM_SAID = (
+    (rf"^{_MINE}(?:'s|’s)\s+(?P<a>{_alt(ITEM_ATTRS)})\s+{_IS}\s+(?P<x>.+)$", "{a}"),
+    (rf"^{_MINE}\s+(?:cost|was|were)?\s*(?P<x>(?:about\s+|around\s+)?(?:[$¥€£]\s?[\d,.]+|"
+     rf"[\d,.]+\s*(?:dollars|yuan|rmb|euros|pounds|bucks|k)\b).*)$", "price"),
+    (rf"^I\s+(?:paid|spent)\s+(?P<x>.+?)\s+(?:for|on)\s+{_MINE}", "price"),
+    (rf"^{_MINE}\s+{_IS}\s+(?P<x>(?:a\s+)?(?:gift|present)\s+from\s+.+)$", "gift"),
+    (rf"^(?P<x>.+?)\s+gave\s+me\s+{_MINE}", "gift"),
+    (rf"^I\s+(?:bought|got)\s+{_MINE}\s+(?P<x>(?:at|from|on|in|for)\s+.+)$", "bought"),
+    (rf"^{_MINE}\s+(?:was|were)\s+(?P<x>(?:bought|purchased)\s+.+)$", "bought"),
+    (rf"^{_MINE}\s+{_IS}\s+(?P<x>(?:black|white|red|blue|green|yellow|grey|gray|silver|gold|"
+     rf"pink|purple|orange|brown|beige|navy)(?:\s+and\s+\w+)?)$", "colour"),
+    (rf"^{_MINE}\s+{_IS}\s+(?P<x>(?:a|an)\s+.+)$", ""),
+)  # fmt: skip
+
+
+def items(text: str, who: Ctx) -> list[RuleCandidate]:
+    for pattern, attribute in _ITEM_SAID:
+        if (m := re.match(pattern, text, re.I)) and (m["my"] or m["rel"]):
+            if attribute == "{a}":
+                attribute = ITEM_ATTRS[m["a"].lower()]
+            name = key(m["i"] or "")
+            predicate = f"item: {name}" + (f": {attribute}" if attribute else "")
+            conf = 0.85 if not attribute else 0.88
+            return _add(who, predicate, text, conf, "en:item")
+    return []
+
+
+# --------------------------------------------------------------------------------------
+# Places
+# --------------------------------------------------------------------------------------
+
+_PLACE = rf"(?P<p>{_alt(PLACES)})"
+_WHERE = (
+    r"across\s+(?:the\s+street\s+)?from|next\s+to|near|opposite|behind|in\s+front\s+of|"
+    r"beside|around\s+the\s+corner\s+from|on\s+the\s+\w+\s+floor|on|in|at|inside|downstairs|"
+    r"upstairs|close\s+to|a\s+few\s+\w+\s+from|down\s+the\s+street"
+)
+_OURS = (
+    rf"(?:the|my|our)\s+(?:favou?rite\s+|usual\s+|local\s+|new\s+)?"
+    rf"(?P<o>(?:office|company|school|building|neighbou?rhood|apartment|campus)\s+)?{_PLACE}"
+    rf"(?P<q>\s+(?:(?:that\s+)?(?:I|we)\s+(?:usually\s+|often\s+|always\s+)?(?:go\s+to|use|like)"
+    rf"(?:\s+most)?|(?:near|by|next\s+to|in|at|behind|across\s+from)\s+(?:my|our)\s+\w+|"
+    rf"downstairs|round\s+the\s+corner))?"
+)
+_PLACE_SAID = (
+    (rf"^{_OURS}(?:'s|’s)\s+(?P<a>{_alt(PLACE_ATTRS)})\s+{_IS}\s+(?P<x>.+)$", "{a}"),
+    (rf"^the\s+(?P<a>{_alt(PLACE_ATTRS)})\s+of\s+{_OURS}\s+{_IS}\s+(?P<x>.+)$", "{a}"),
+    (rf"^{_OURS}\s+{_IS}\s+(?:called|named)\s+(?P<x>.+)$", "name"),
+    (rf"^{_OURS}\s+{_IS}\s+(?P<x>(?:{_WHERE})\b.+|right\s+(?:{_WHERE})\b.+)$", ""),
+)
+
+
+def _place_key(m: re.Match) -> str:
+    owner = (m["o"] or "").strip()
+    return key(f"{owner} {m['p']}" if owner else m["p"])
+
+
+def places(text: str, who: Ctx) -> list[RuleCandidate]:
+    if m := re.match(
+        rf"^there(?:'s| is)\s+(?:a|an)\s+{_PLACE}\s+(?:called|named)\s+(?P<n>.+?)\s+"
+        rf"(?:{_WHERE})\b.*\b(?:my|our)\b",
+        text,
+        re.I,
+    ):
+        return _add(who, f"place: {key(m['n'])}", text, 0.88, "en:place-nearby")
+    for pattern, attribute in _PLACE_SAID:
+        if (m := re.match(pattern, text, re.I)) and not _TIME.search(m["x"]):
+            if attribute == "{a}":
+                attribute = PLACE_ATTRS[m["a"].lower()]
+            predicate = f"place: {_place_key(m)}" + (f": {attribute}" if attribute else "")
+            return _add(who, predicate, text, 0.88, "en:place")
+    return []
+
+
+# --------------------------------------------------------------------------------------
+# Events
+# --------------------------------------------------------------------------------------
+
+_EVENT = rf"(?P<e>(?:[\w'-]+\s+){{0,3}}?(?:{_alt(EVENTS)}))"
+_THE = r"(?:the|our|my|this|this\s+year's|next\s+week's|tomorrow's|(?:\w+)'s)\s+"
+_EVENT_SAID = (
+    (rf"^{_THE}{_EVENT}(?:'s|’s)\s+(?P<a>{_alt(EVENT_ATTRS)})\s+{_IS}\s+(?P<x>.+)$", "{a}"),
+    (rf"^the\s+(?P<a>{_alt(EVENT_ATTRS)})\s+(?:of|for)\s+{_THE}{_EVENT}\s+{_IS}\s+(?P<x>.+)$",
+     "{a}"),
+    (rf"^(?P<x>(?:about|around|roughly|some|over|nearly|almost)?\s*[\w-]+\s+people)\s+"
+     rf"(?:will\s+|are\s+going\s+to\s+|are\s+)?(?:attend(?:ing)?|come\s+to|coming\s+to|join(?:ing)?|"
+     rf"signed\s+up\s+for)\s+{_THE}{_EVENT}$", "scale"),
+    (rf"^{_THE}{_EVENT}\s+(?:will\s+have|has)\s+(?P<x>.*\bpeople\b.*)$", "scale"),
+    (rf"^(?P<x>I(?:'m| am))\s+(?:hosting|running|organi[sz]ing|leading|chairing|presenting at|"
+     rf"in charge of)\s+{_THE}{_EVENT}$", "host"),
+    (rf"^{_THE}{_EVENT}\s+{_IS}\s+(?:being\s+)?(?:hosted|run|organi[sz]ed|led|chaired)\s+by\s+"
+     rf"(?P<x>.+)$", "host"),
+    (rf"^{_THE}{_EVENT}\s+{_IS}\s+(?:held\s+)?(?P<x>(?:at|in|on)\s+.+)$", "when or where"),
+)  # fmt: skip
+
+
+def events(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
+    for pattern, attribute in _EVENT_SAID:
+        if not (m := re.match(pattern, text, re.I)):
+            continue
+        if attribute == "{a}":
+            attribute = EVENT_ATTRS[m["a"].lower()]
+        event = key(re.sub(r"^(?:the|our|my|this)\s+", "", m["e"], flags=re.I))
+        when = ruledates.future(m["x"], now)
+        if attribute in ("time", "when or where") and (when or _TIME.search(m["x"])):
+            content = said(text, who) + date_en(when)
+            return [make("fact", who.subject, f"plan: {event}", content, 0.88, 0.7,
+                         "en:event-time")]  # fmt: skip
+        attribute = "place" if attribute == "when or where" else attribute
+        return _add(who, f"event: {event}: {attribute}", text, 0.88, "en:event-attribute")
+    if m := re.match(rf"^{_THE}{_EVENT}\s+{_IS}\s+(?P<x>.+)$", text, re.I):
+        if when := ruledates.future(m["x"], now):  # "the team offsite is next Friday"
+            event = key(re.sub(r"^(?:the|our|my|this)\s+", "", m["e"], flags=re.I))
+            content = said(text, who) + date_en(when)
+            return [make("fact", who.subject, f"plan: {event}", content, 0.88, 0.7,
+                         "en:event-time")]  # fmt: skip
+    return []
+
+
+# --------------------------------------------------------------------------------------
+# What the person is doing these days
+# --------------------------------------------------------------------------------------
+
+_LATELY = re.compile(
+    r"^I(?:'m| am|'ve been| have been)\s+(?:currently\s+|now\s+|still\s+)?"
+    r"(?P<v>learning|practi[cs]ing|training\s+for|taking\s+(?:\w+\s+)?(?:lessons|classes|a course)|"
+    r"teaching\s+myself|preparing\s+for|studying\s+for)\s*(?P<x>[^,;]*)$",
+    re.I,
+)
+
+
+def lately(text: str, who: Ctx) -> list[RuleCandidate]:
+    if not (m := _LATELY.match(text)):
+        return []
+    what = en_clean(re.split(r"\s+[-–—]\s+", f"{m['v']} {m['x']}")[0])  # "German now - tough"
+    what = re.sub(r"\s+(?:these days|lately|at the moment|right now|this year|now)$", "", what)
+    return _add(who, f"activity: {key(what)}", text, 0.85, "en:activity")
+
+
+def english(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
+    """Candidates for one English clause (hedges already removed), or []."""
+    for step in (people, items, places, lately):
+        if found := step(text, who):
+            return found
+    return events(text, who, now)
