@@ -353,16 +353,7 @@ def _docs_for(kind: str, objects: list) -> tuple[dict[int, SearchDoc], set[int]]
     if fresh:
         try:
             with transaction.atomic():
-                made = SearchDoc.objects.bulk_create(
-                    SearchDoc(
-                        kind=kind,
-                        object_id=o.pk,
-                        owner_id=owner_of(kind, o),
-                        content_hash="",
-                        ts=item_time(kind, o),
-                    )
-                    for o in fresh
-                )
+                made = _insert_docs(kind, fresh)
         except IntegrityError:  # another process indexed one of them meanwhile
             made = [
                 SearchDoc.objects.get_or_create(
@@ -378,6 +369,49 @@ def _docs_for(kind: str, objects: list) -> tuple[dict[int, SearchDoc], set[int]]
             ]
         docs.update((d.object_id, d) for d in made)
     return docs, {obj.pk for obj in fresh}
+
+
+# Rows per INSERT: 5 parameters each, well under SQLite's 32,766.
+_INSERT_ROWS = 1000
+
+
+def _insert_docs(kind: str, fresh: list) -> list[SearchDoc]:
+    """New SearchDocs of a batch in one INSERT ... RETURNING per 1,000 rows: the ORM's
+    bulk_create compiled each value through its field (a third of keyword indexing)."""
+    table, adapt, made = SearchDoc._meta.db_table, connection.ops.adapt_datetimefield_value, []
+    with connection.cursor() as cur:
+        for start in range(0, len(fresh), _INSERT_ROWS):
+            part = fresh[start : start + _INSERT_ROWS]
+            rows = [(kind, o.pk, owner_of(kind, o), adapt(item_time(kind, o))) for o in part]
+            cur.execute(
+                f"INSERT INTO {table} (kind, object_id, owner_id, ts, content_hash, "
+                "fts_version, embedded_hash, status) VALUES "
+                + ", ".join(["(%s, %s, %s, %s, '', '', '', 'active')"] * len(rows))
+                + " RETURNING id, object_id",
+                [value for row in rows for value in row],
+            )
+            ids = dict((object_id, pk) for pk, object_id in cur.fetchall())
+            made += [_new_doc(ids[o.pk], kind, o) for o in part]
+    return made
+
+
+def _new_doc(pk: int, kind: str, obj) -> SearchDoc:
+    """The SearchDoc _insert_docs wrote, as the ORM reads one back (from_db's positional
+    construction: keyword arguments cost twice as much, 20,000 times in a 20k build)."""
+    values = {
+        **_NEW_DOC,
+        "id": pk,
+        "kind": kind,
+        "object_id": obj.pk,
+        "owner_id": owner_of(kind, obj),
+        "ts": item_time(kind, obj),
+    }
+    return SearchDoc.from_db(connection.alias, _FIELDS, [values[f] for f in _FIELDS])
+
+
+_FIELDS = [f.attname for f in SearchDoc._meta.concrete_fields]
+# What _insert_docs leaves in the other columns (the model's defaults).
+_NEW_DOC = {f.attname: f.get_default() for f in SearchDoc._meta.concrete_fields}
 
 
 _DOC_COLUMNS = (

@@ -403,6 +403,9 @@ class _Channels:
     vector: list[Hit] | None = None
     query_vector: object = None
     rows: dict = field(default_factory=dict)  # keyword candidates, loaded while KNN ran
+    # The keyword candidates' stored vectors, read while the query was being embedded
+    # (None: not read then; _missing_similarities reads what it needs).
+    vectors: dict | None = None
     failures: list[tuple[str, str]] = field(default_factory=list)  # (stage, message)
     unavailable: list[tuple[str, str]] = field(default_factory=list)  # known states, no event
 
@@ -430,6 +433,8 @@ def _run_channels(query: str, f: Filters, mode: str, k: int, timings: dict) -> _
         if out.keyword:  # the worker is usually still busy: use the wait
             started = time.perf_counter()
             out.rows = load_rows((hit.kind, hit.object_id) for hit in out.keyword)
+            if not vector.done():
+                out.vectors = _stored_vectors([hit.doc_id for hit in out.keyword])
             timings["load"] = (time.perf_counter() - started) * 1000
         _finish_vector(vector, out, f, k, timings)
     return out
@@ -496,16 +501,31 @@ def _merge(channels: _Channels) -> dict[tuple[str, int], dict]:
     return merged
 
 
+def _stored_vectors(doc_ids: list[int]) -> dict | None:
+    """The stored vectors of these documents (None if SQLite failed: read them later)."""
+    try:
+        with _savepoint():
+            return backends.float_vectors(doc_ids)
+    except DatabaseError:
+        return None
+
+
 def _missing_similarities(channels: _Channels, merged: dict) -> dict:
-    """Exact cosine for keyword-only candidates: their breakdown shows a real semantic value."""
+    """Exact cosine for keyword-only candidates: their breakdown shows a real semantic value.
+    Their vectors were usually read while the query was embedded: after KNN, reading them
+    was one more SQLite statement on the way to the answer."""
     if channels.query_vector is None or channels.vector is None:
         return {}
     need = {hits["keyword"][1].doc_id: key for key, hits in merged.items() if "vector" not in hits}
-    try:
-        with _savepoint():
-            sims = backends.similarities(channels.query_vector, list(need))
-    except DatabaseError:
-        return {}
+    if channels.vectors is not None:
+        query, held = channels.query_vector, channels.vectors
+        sims = {d: float(held[d] @ query) for d in need if d in held}  # as similarities()
+    else:
+        try:
+            with _savepoint():
+                sims = backends.similarities(channels.query_vector, list(need))
+        except DatabaseError:
+            return {}
     return {need[doc_id]: value for doc_id, value in sims.items()}
 
 

@@ -7,6 +7,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from curator.models import Fact, FactStatus, Owner
+from retrieval import text as seg
 from retrieval import userdict
 from retrieval.models import SearchDoc
 from retrieval.reindex import Progress, check, reindex
@@ -110,12 +111,30 @@ def fts_rows() -> dict:
         return {row[0]: row[1:] for row in cur.fetchall()}
 
 
+class _Watched:
+    """A helper pool that counts the batches sent to it, started before the first one (a
+    reindex sends none until the helper has started)."""
+
+    def __init__(self, pool, used: list):
+        self.pool, self.used = pool, used
+
+    def submit(self, fn, *args):
+        future = self.pool.submit(fn, *args)
+        if fn is seg.segment_pairs:
+            self.used.append(len(args[0]))
+        else:
+            future.result()  # the reindex's "has it started?" probe: wait for it here
+        return future
+
+    def shutdown(self, **kwargs):
+        self.pool.shutdown(**kwargs)
+
+
 def test_a_bulk_reindex_segments_half_of_each_batch_in_a_helper_alike(
     owner, monkeypatch, settings, tmp_path
 ):
     """The helper process cuts text exactly as this one, the person's own words included."""
     from retrieval import reindex as reindexing
-    from retrieval import text as seg
 
     texts = ["李雷周末在杭州喜欢乌龙茶", "orchard 项目的 search 由韩梅梅负责", "Anna prefers Rust"]
     for i in range(12):
@@ -128,10 +147,10 @@ def test_a_bulk_reindex_segments_half_of_each_batch_in_a_helper_alike(
         used = []
         real_helper = seg.helper
         monkeypatch.setattr(reindexing, "PARALLEL_MIN", 2)
-        monkeypatch.setattr(seg, "helper", lambda: used.append(1) or real_helper())
+        monkeypatch.setattr(seg, "helper", lambda: _Watched(real_helper(), used))
         SearchDoc.objects.update(fts_version="")  # every keyword row out of date
         summary = reindex(embed=False, batch=4)
-        assert used and summary.done == 12
+        assert len(used) == 3 and summary.done == 12  # every batch half cut by the helper
         assert fts_rows() == alone
         assert "向量检索很好用" in " ".join(tokens for tokens, _, _ in alone.values())
     finally:

@@ -1,5 +1,6 @@
 """The search service: filters, breakdowns, presets, access counters and the recall log."""
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -283,3 +284,42 @@ def test_candidate_rows_carry_the_fields_scoring_and_gates_read(owner):
     assert turn_row.timestamp == older and turn_row.session.owner_id == owner.pk
     assert (turn_row.session.title, turn_row.session.external_id) == ("周末", "s9")
     assert rows[("episode", e.pk)].started_at == older
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("read", ["while embedding", "after knn"])
+def test_a_keyword_only_result_shows_its_exact_similarity(monkeypatch, read):
+    """Its vector is read while the query is embedded when that takes long enough, else after
+    KNN: the semantic value in its breakdown is the same exact cosine either way."""
+    from retrieval import backends
+    from retrieval import search as searching
+    from retrieval.embedders import get_embedder, query_cache
+    from retrieval.models import SearchDoc
+
+    owner = Owner.default()
+    for text in ("用户住在杭州", "杭州的天气很热", "Neovim 的插件在杭州写的"):
+        fact(owner, text)
+    slow = searching._embed_and_knn
+
+    def slow_embedding(*args):
+        time.sleep(0.05)  # the request thread finishes FTS first
+        return slow(*args)
+
+    monkeypatch.setattr(searching, "_embed_and_knn", slow_embedding)
+    nearest = backends.vector_hits_for  # one vector hit: two facts are found by keyword only
+    monkeypatch.setattr(backends, "vector_hits_for", lambda *a, **kw: nearest(*a, **kw)[:1])
+    reads, stored = [], searching._stored_vectors
+    failed = read == "after knn"  # a failed read: the vectors are read after KNN instead
+    monkeypatch.setattr(
+        searching,
+        "_stored_vectors",
+        lambda ids: reads.append(ids) or (None if failed else stored(ids)),
+    )
+    query_cache.clear()
+    result = search("杭州", owner=owner, record=False)
+    keyword_only = [s for s in result.ranked if s.found_by == "keyword"]
+    assert len(keyword_only) == 2 and len(reads) == 1
+    for found in keyword_only:
+        doc = SearchDoc.objects.get(kind="fact", object_id=found.object_id).id
+        exact = float(backends.float_vectors([doc])[doc] @ get_embedder().query("杭州"))
+        assert found.breakdown["semantic"].raw == pytest.approx(exact, abs=1e-6)

@@ -1,5 +1,8 @@
 """Segmentation and FTS query building: Chinese is split, user text never becomes syntax."""
 
+import re
+
+import jieba
 import pytest
 import sqlean
 from hypothesis import given, settings
@@ -14,6 +17,9 @@ from retrieval.text import (
     segment_grams,
     shared_tokens,
     tokens,
+    use_words,
+    user_words,
+    words,
 )
 
 
@@ -158,3 +164,39 @@ def test_adding_a_matching_token_never_lowers_bm25_relevance(doc_words, query_wo
 
     base = " ".join(query_words)
     assert relevance(f"{base} {extra}") >= relevance(base) - 1e-9
+
+
+# ------------------------------------------------------------------------------------------
+# Segmenting each distinct block once (words are remembered) changes nothing jieba says
+# ------------------------------------------------------------------------------------------
+
+
+def _jieba_words(text: str) -> list[str]:
+    """What words() returned before blocks were remembered: jieba over the whole text."""
+    cut = (w.strip().lower() for w in jieba.cut_for_search(text))
+    return [w for w in cut if w and re.search(r"\w", w)]
+
+
+MIXED = st.text(
+    alphabet=st.sampled_from(list("我明天在杭州面试北京大学生活李雷 abcXY12_.+#-，。!?\n\té")),
+    max_size=60,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(MIXED, min_size=1, max_size=4))
+def test_remembered_blocks_cut_every_text_as_jieba_does(texts):
+    for text in texts + texts:  # the second pass reads every block from memory
+        assert words(text) == _jieba_words(text)
+
+
+def test_a_dictionary_word_applies_to_text_already_segmented():
+    text, kept = "我们在蓝鲸湾科技园开会", user_words()
+    before = words(text)
+    assert "蓝鲸湾科技园" not in before
+    try:
+        use_words(["蓝鲸湾科技园"])
+        assert "蓝鲸湾科技园" in words(text)
+    finally:
+        use_words(kept)
+    assert words(text) == before
