@@ -106,8 +106,13 @@ def normalise_text(text: str, keep_punctuation: bool = False) -> str:
 
 
 def normalise_label(text: str) -> str:
-    """Subjects and predicates: one line, trimmed, single spaces."""
-    return _HSPACE.sub(" ", normalise_text(text).replace("\n", " ")).strip()
+    """Subjects, predicates and tags: one line, trimmed, single spaces.
+
+    They are keys, not running text: a colon is the ASCII separator ": " whatever script it
+    follows, so "event: 团建活动: scale", "event: 团建活动：scale" and "event: 团建活动:scale"
+    are one predicate (the write path finds what a statement supersedes by it)."""
+    label = _HSPACE.sub(" ", normalise_text(text).replace("\n", " ")).strip()
+    return re.sub(r"\s*：\s*", ": ", label).strip()
 
 
 def content_key(text: str) -> str:

@@ -54,7 +54,7 @@ ITEM_ATTRS = {
 PLACE_ATTRS = {
     "名字": "name", "名称": "name", "地址": "address", "位置": "address", "地点": "address",
     "类型": "type", "特色": "features", "特点": "features", "招牌菜": "features",
-    "营业时间": "opening hours", "电话": "phone", "面积": "size",
+    "营业时间": "opening hours", "电话": "phone", "面积": "size", "规模": "size",
 }  # fmt: skip
 EVENT_ATTRS = {
     "时间": "time", "日期": "time", "开始时间": "time", "地点": "place", "地址": "place",
@@ -63,7 +63,13 @@ EVENT_ATTRS = {
     "参加人数": "scale", "参加者": "participants", "参与者": "participants",
     "参加人员": "participants", "嘉宾": "participants", "主持人": "host", "负责人": "host",
     "组织者": "organiser", "主办方": "organiser", "主办单位": "organiser", "费用": "cost",
-    "名称": "name", "着装要求": "dress code",
+    "名称": "name", "着装要求": "dress code", "着装": "dress code", "时长": "duration",
+    "持续时间": "duration", "报名方式": "registration", "报名方法": "registration",
+    "报名渠道": "registration", "报名时间": "registration time", "截止时间": "deadline",
+    "报名截止时间": "deadline", "截止日期": "deadline", "报名截止日期": "deadline",
+    "门票": "cost", "票价": "cost", "报名费": "cost", "入场费": "cost", "集合时间": "meeting time",
+    "集合地点": "meeting point", "奖品": "prize", "奖金": "prize", "路线": "route",
+    "形式": "format", "流程": "agenda", "要求": "requirements", "参赛要求": "requirements",
 }  # fmt: skip
 # Heads: what the last noun of a subject says it is (matched at the end of that part).
 ITEM_HEADS = (
@@ -73,14 +79,17 @@ ITEM_HEADS = (
     "戒指", "项链", "耳环", "手链", "钢琴", "吉他", "键盘", "鼠标", "显示器", "沙发", "床",
     "桌子", "椅子", "台灯", "书架", "行李箱", "雨伞", "杯子", "保温杯", "水杯", "游戏机",
     "打印机", "吸尘器", "咖啡机", "微波炉", "烤箱", "空气净化器", "无人机", "滑板", "手办",
-    "娃娃", "玩具", "书", "表", "iPad", "Kindle", "Switch",
+    "娃娃", "玩具", "书", "表", "iPad", "Kindle", "Switch", "跑步机", "空气炸锅", "电饭煲",
+    "锅", "扫地机", "投影仪", "路由器", "净水器", "热水器", "电动牙刷", "吹风机", "茶具",
 )  # fmt: skip
 PLACE_HEADS = (
     "健身房", "咖啡店", "咖啡馆", "餐厅", "饭店", "饭馆", "面馆", "酒吧", "超市", "商场",
     "公园", "医院", "诊所", "学校", "幼儿园", "图书馆", "书店", "银行", "食堂", "菜市场",
     "市场", "游泳馆", "体育馆", "电影院", "小区", "酒店", "宾馆", "民宿", "地铁站", "车站",
     "公交站", "停车场", "广场", "步行街", "景区", "寺庙", "博物馆", "美术馆", "理发店",
-    "花店", "面包店", "便利店", "药店", "球场", "办公室", "会议室", "工作室", "楼", "店",
+    "花店", "面包店", "便利店", "药店", "球场", "办公室", "会议室", "工作室", "公司", "单位",
+    "部门", "学院", "大学", "中学", "小学", "宿舍", "房子", "工厂", "写字楼", "办公楼", "园区",
+    "摊", "楼", "店", "厂",
     "馆", "厅", "院", "场", "园", "站", "铺",
 )  # fmt: skip
 EVENT_HEADS = (
@@ -92,6 +101,21 @@ EVENT_HEADS = (
     "闭幕式", "节", "赛",
 )  # fmt: skip
 _RELATION = "|".join(sorted(map(re.escape, ZH_RELATIONS), key=len, reverse=True))
+# A qualifier before a relation of the people group says which one: "大学室友", "高中的班主任",
+# "前同事", "老同学". Only before people ("老爸" is a father, not an old one).
+QUALIFIERS = {
+    "大学": "college", "高中": "high school", "初中": "middle school", "小学": "primary school",
+    "幼儿园": "kindergarten", "研究生": "graduate school", "读研时的": "graduate school",
+    "大学时的": "college", "高中时的": "high school", "前": "former", "以前的": "former",
+    "原来的": "former", "之前的": "former", "老": "old", "现在的": "current",
+    "公司的": "work", "单位的": "work",
+}  # fmt: skip
+_PEOPLE_REL = "|".join(
+    sorted((re.escape(k) for k, v in ZH_RELATIONS.items() if group_of(v) == "people"),
+           key=len, reverse=True)
+)  # fmt: skip
+_QUAL = "|".join(sorted(map(re.escape, QUALIFIERS), key=len, reverse=True))
+_QREL = rf"(?:{_QUAL})的?(?:{_PEOPLE_REL})"
 # Words before a head that only say which one ("那辆", "常去的") and are not part of its key.
 _PICK = re.compile(
     r"^(?:这次|本次|下次|这个|那个|这场|那场|这家|那家|这辆|那辆|这台|那台|这部|那部|这件|那件|"
@@ -115,7 +139,8 @@ _NICKNAME = (
 # Where a clause divides into subject and what is said of it; longest first.
 _VERBS = (
     "的名字叫", "名字叫", "名叫", "叫做", "大约有", "大概有", "约有", "共有", "一共有", "是在",
-    "定在", "定于", "位于", "就在", "是", "为", "叫", "姓", "在", "有", "花了", "由",
+    "定在", "定于", "位于", "就在", "一共持续", "共持续", "大约需要", "大概需要", "持续", "历时",
+    "为期", "是", "为", "叫", "姓", "在", "有", "花了", "由", "需要",
 )  # fmt: skip
 _SPLIT = re.compile("|".join(map(re.escape, _VERBS)))
 _MOOD = re.compile(r"^(?:心情|感觉|状态|情绪|天|妈|乖|意思|问题|想法|看法|建议|错|身体|头|肚子)")
@@ -131,14 +156,14 @@ def _ends(word: str, heads) -> str:
 # --------------------------------------------------------------------------------------
 
 _PETS = "|".join(k for k, v in ZH_RELATIONS.items() if group_of(v) == "pet")
-_LINK = rf"(?:{_RELATION})(?:{_NICKNAME})?"
+_LINK = rf"(?:{_QREL}|{_RELATION})(?:{_NICKNAME})?"
 # Relations joined by 的; someone else's pet ("我同事的狗") is not a relation of the person.
 _CHAIN = re.compile(
-    rf"^我(?:们|家)?的?(?P<chain>{_LINK}(?:的(?!(?:{_PETS}))(?:{_RELATION})(?:{_NICKNAME})?)*)"
+    rf"^我(?:们|家)?(?:养的|的)?(?P<chain>{_LINK}(?:的(?!(?:{_PETS}))(?:{_RELATION})(?:{_NICKNAME})?)*)"
     r"(?P<rest>.+)$"
 )
 _ZH_NAME = r"[\u4e00-\u9fffA-Za-z·][\u4e00-\u9fffA-Za-z· ]{0,9}"
-_N = r"[\d一二两三四五六七八九十百]{1,4}"
+_N = r"[\d一二两三四五六七八九十百千万]{1,5}"
 _TRAITS = (
     "开朗|内向|外向|温柔|随和|严厉|严格|幽默|热情|安静|活泼|善良|耐心|细心|急躁|暴躁|大方|老实|"
     "稳重|靠谱|健谈|友善|和善|认真|固执|要强|独立|乐观|悲观|风趣|低调|高冷|腼腆|害羞|温和|爽快|直爽"
@@ -158,15 +183,23 @@ _PERSON_SAID = (
     (rf"的?(?P<a>{_ATTR_WORD})(?:是|为|叫|在|有)?(?P<x>.{{1,30}})", "{a}", 0.88),
     (rf"(?:的)?(?:性格|人|脾气)?(?:很|特别|非常|比较|挺|超级?|有点|十分)?(?P<x>{_TRAITS})",
      "personality", 0.85),
-    (rf"(?:今年|现在)?(?P<x>{_N})岁了?", "age", 0.88),
+    (rf"(?:今年|现在|已经|快)?(?P<x>{_N}(?:岁|个月)(?:半|多)?)(?:大)?了?", "age", 0.88),
     (r"(?:现在|目前|今年)?在(?P<o>.{1,12}?)(?:做|当|干)(?P<x>.{1,10})", "occupation", 0.88),
     (rf"(?:现在|目前|今年)?在(?P<o>.{{1,12}}?)(?:读|上|念)(?P<x>{_DEGREE})", "school", 0.88),
     (rf"(?:今年|现在|目前)?(?:上|读|在读|念)(?P<x>{_GRADE})了?", "grade", 0.88),
-    (r"(?:现在|目前)?在(?P<x>.{1,12}?)(?:工作|上班)", "employer", 0.88),
+    (r"(?:现在|目前|如今|还|一直|已经)?在(?P<x>.{1,16}?)(?:工作|上班|任职|任教|就职|实习|打工)",
+     "employer", 0.88),
+    (r"(?:现在|目前|如今)?(?:就职于|任职于|供职于)(?P<x>.{2,16})", "employer", 0.88),
+    (r"(?:已经|早就|今年|去年)?(?:毕业于|毕业自)(?P<x>.{2,20})", "school", 0.88),
+    (r"是(?P<x>.{2,16}?)毕业的", "school", 0.88),
+    (r"(?:现在|目前|自己|如今)?(?:在.{1,8}?)?(?:开了|开着|经营着?|开)(?:一|两|几)?(?:家|个|间|所|座)"
+     r"(?P<x>.{1,16})", "business", 0.88),
     (r"(?:现在|目前)?住在(?P<x>.{1,16})", "location", 0.88),
     (r"(?:来自|是)(?P<x>.{1,8}?)人", "hometown", 0.85),
     (r"是做(?P<x>.{1,10}?)的", "occupation", 0.88),
     (r"(?:特别|很|最|非常|超)?(?:喜欢|爱)(?P<x>.{1,12})", "likes", 0.85),
+    # A pet "is" its breed: "我家的狗是一只边牧" (only for pets, checked in _person_said).
+    (r"是(?:一只|一条|只|条)?(?P<x>[^，。]{1,10}?)(?:犬|猫)?", "breed", 0.85),
     # An attribute word the table does not know ("研究方向"): kept, but the person reviews it.
     (r"的(?P<g>[\u4e00-\u9fff]{2,5})(?:是|为)(?P<x>.{1,30})", "{g}", 0.75),
 )  # fmt: skip
@@ -179,23 +212,30 @@ def _chain_key(chain: str) -> tuple[str, str]:
     name is kept in brackets ("同事小李" -> "colleague (小李)") so two colleagues are two keys;
     a son is "son" whether or not his name was said, so later statements supersede."""
     names = []
-    for m in re.finditer(rf"(?P<r>{_RELATION})(?P<n>{_NICKNAME})?", chain):
+    qualified = rf"(?:(?P<q>{_QUAL})的?(?=(?:{_PEOPLE_REL})))?"
+    for m in re.finditer(rf"{qualified}(?P<r>{_RELATION})(?P<n>{_NICKNAME})?", chain):
         relation = ZH_RELATIONS[m["r"]]
+        if m["q"] and m["q"] + m["r"] in ZH_RELATIONS:  # "前女友" is a word of its own
+            relation = ZH_RELATIONS[m["q"] + m["r"]]
+        elif m["q"]:
+            relation = f"{QUALIFIERS[m['q']]} {relation}"
         named = m["n"] and group_of(relation) == "people"
         names.append(f"{relation} ({m['n']})" if named else relation)
-    return "'s ".join(names), group_of(relation)
+    return "'s ".join(names), group_of(ZH_RELATIONS[m["r"]])
 
 
-def _person_said(rest: str) -> tuple[str | None, str, float] | None:
+def _person_said(rest: str, group: str) -> tuple[str | None, str, float] | None:
     """(attribute key, value, confidence) for what follows a person, or None."""
     for pattern, attribute, conf in _PERSON_SAID:
-        if not (m := re.fullmatch(pattern, rest)):
+        if not (m := re.fullmatch(pattern, rest)) or attribute == "breed" and group != "pet":
             continue
         value = zh_clean(m["x"])
         if attribute == "{g}":
             attribute = m["g"]
             if _owned(attribute):
                 continue  # "我同事的狗是金毛": the colleague's dog, not an attribute
+        if attribute == "breed" and (_STATE.match(value) or re.search(r"[我你他她]|的$", value)):
+            continue  # "我的狗是我最好的朋友", "我家的猫是很乖的": not a breed
         if attribute == "{a}":
             attribute = PEOPLE_ATTRS[m["a"]]
             if _STATE.match(value) and attribute not in ("personality", "height"):
@@ -218,10 +258,12 @@ def _said(text: str, who: Ctx) -> str:
 
 def people(text: str, who: Ctx) -> list[RuleCandidate]:
     m = _CHAIN.match(text)
-    if m is None or not (said := _person_said(m["rest"])):
+    if m is None:
+        return []
+    key, group = _chain_key(m["chain"])
+    if not (said := _person_said(m["rest"], group)):
         return []
     attribute, _value, conf = said
-    key, group = _chain_key(m["chain"])
     predicate = f"{group}: {key}" + (f": {attribute}" if attribute else "")
     content = _said(text, who)
     found = [make("fact", who.subject, predicate, content, conf, 0.7, f"zh:{group}-attribute")]
@@ -261,12 +303,20 @@ def _split_attr(parts: list[str], table: dict) -> tuple[list[str], str]:
     return ([*parts[:-1], rest] if rest else parts[:-1]), word
 
 
+# A time before an event says which one, not what it is called: "下周的团建" is the 团建.
+_WHEN = re.compile(
+    r"^(?:(?:下下|下|这|本|上)(?:个)?(?:周|星期|礼拜|月)[一二三四五六日天末]?|明天|后天|今天|今晚|"
+    r"明晚|今年|明年|去年|周[一二三四五六日末]|星期[一二三四五六日天]|[\d一二三四五六七八九十]{1,2}月"
+    r"(?:[\d一二三四五六七八九十]{1,3}[号日])?)$"
+)
+
+
 def _thing(parts: list[str], mine: bool, kind: str) -> Subject | None:
     """An item, place or event: the head noun of the last part says which."""
     last = _PICK.sub("", parts[-1])
     if kind == "item":
         last = re.sub(r"^(?:新|旧|二手)(?=.)", "", last)  # "我的新车": the car
-    owners = [_PICK.sub("", p) for p in parts[:-1] if not _MODIFIER.match(p)]
+    owners = [_PICK.sub("", p) for p in parts[:-1] if not (_MODIFIER.match(p) or _WHEN.match(p))]
     heads = {"event": EVENT_HEADS, "item": ITEM_HEADS, "place": PLACE_HEADS}[kind]
     head = _ends(last, heads)
     if not head or (kind == "item" and not mine):
@@ -302,6 +352,11 @@ _CLOCK = re.compile(
     r"(?:早上|上午|中午|下午|傍晚|晚上|凌晨)?[零一二两三四五六七八九十\d]{1,3}[点:：]"
     r"|[\d一二三四五六七八九十]{1,3}月[\d一二三四五六七八九十]{1,3}[日号]|(?:周|星期|礼拜)[一二三四五六日天]"
 )
+_LASTS = ("持续", "历时", "为期", "需要", "要", "大约需要", "大概需要", "一共持续", "共持续")
+_DURATION = re.compile(
+    r"(?:大约|大概|约|一共|共)?[\d一二两三四五六七八九十半几]{1,3}(?:个)?(?:多|半)?"
+    r"(?:小时|钟头|分钟|天|周|星期|个月|晚)(?:半)?(?:左右)?(?:时间)?"
+)
 _HOST = re.compile(r"(?P<x>.{1,12}?)(?P<v>主持|负责|组织|主办|承办|牵头|策划|带队|安排)")
 _SCALE = re.compile(
     rf"(?P<x>{_N}多?(?:个)?人|上百人|几十人|几百人)(?:左右)?(?:参加|参与|出席|报名|到场)?"
@@ -327,6 +382,10 @@ def _item(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
         return "made by", 0.85
     if re.fullmatch(rf"{_COLOUR}的?", value):
         return "colour", 0.88
+    if re.fullmatch(r".{1,10}?(?:产|生产|制造|进口|原装进口|带回来)的?", value):
+        return "origin", 0.85  # "是意大利进口的", "是从日本带回来的"
+    if re.fullmatch(r"[^的我你他她]{1,10}的", value) and not re.search(_RELATION, value):
+        return "brand", 0.85  # "是海尔的", "是索尼的"; not "是我爸的" (whose it is)
     return "", 0.85  # what it is: "华为Mate 60", "黑色的双肩包"
 
 
@@ -352,6 +411,8 @@ def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
                 "host"), 0.88  # fmt: skip
     if verb in ("有", "大约有", "大概有", "约有", "共有", "一共有") and _SCALE.fullmatch(value):
         return "scale", 0.88
+    if verb in _LASTS and _DURATION.fullmatch(value):
+        return "duration", 0.88
     return None
 
 
@@ -362,6 +423,8 @@ def things(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     verb, value = m[0], zh_clean(text[m.end() :])
     if not value or re.search(r"什么|谁|啥|哪", value) or (_STATE.match(value) and not sub.attr):
         return []
+    if sub.kind == "item" and text.rstrip("。.!！ ").endswith("的"):
+        value += "的"  # zh_clean drops it, but "是海尔的" is a brand and "是海尔" a model
     read = {"item": _item, "place": _place, "event": _event}[sub.kind](sub, verb, value)
     if read is None:
         return []
@@ -414,9 +477,30 @@ def lately(text: str, who: Ctx) -> list[RuleCandidate]:
                  "zh:activity")]  # fmt: skip
 
 
+# Lasting qualities of a place or a thing, after a plain degree word. Not moods or passing
+# states ("好卡", "没电了", "太吵了": 好/太/真 are exclamations, and these adjectives are not
+# in the list), and never at the write level: "我们学校的操场很大" is the person's view of
+# their own place, worth keeping but theirs to confirm (0.7, review).
+_DESCRIBED = re.compile(
+    r"^(?P<s>(?:我们|咱们|我)(?:家)?的?[^，。]{1,14}?)(?:也|都)?(?:很|特别|非常|挺|比较|十分|相当|蛮|超级)"
+    r"(?P<a>大|小|新|旧|老|高|矮|宽|窄|宽敞|狭窄|安静|热闹|干净|漂亮|好看|气派|现代|古老|方便|"
+    r"偏僻|远|近|贵|便宜|轻|重|结实|耐用|省油|省电|有名|出名|豪华|简陋|温馨|明亮|大气)的?$"
+)
+
+
+def described(text: str, who: Ctx) -> list[RuleCandidate]:
+    """ "我们学校的操场很大": a lasting quality of the person's place or thing, for review."""
+    m = _DESCRIBED.match(text)
+    if m is None or not (sub := subject(m["s"])) or sub.kind == "event" or sub.attr:
+        return []
+    predicate = f"{sub.kind}: {zh_about(sub.key, who)}: description"
+    return [make("fact", who.subject, predicate, _said(text, who), 0.7, 0.5,
+                 f"zh:{sub.kind}-description")]  # fmt: skip
+
+
 def chinese(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     """Candidates for one Chinese clause (hedges already removed), or []."""
-    for step in (people, nearby, lately):
+    for step in (people, nearby, lately, described):
         if found := step(text, who):
             return found
     return things(text, who, now)

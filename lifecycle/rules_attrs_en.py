@@ -13,11 +13,12 @@ Predicates match the Chinese ones: "people: boss: height", "item: phone: price",
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime
 
 from lifecycle import ruledates
 from lifecycle.rulebase import Ctx, RuleCandidate, key, make, third
-from lifecycle.rules_life import EN_RELATIONS, date_en, en_clean, group_of
+from lifecycle.rules_life import _JOB_WORDS, EN_RELATIONS, date_en, en_clean, group_of
 
 PEOPLE_ATTRS = {
     "name": "name", "full name": "name", "first name": "name", "last name": "surname",
@@ -46,6 +47,10 @@ EVENT_ATTRS = {
     "location": "place", "place": "place", "topic": "topic", "theme": "topic",
     "agenda": "agenda", "host": "host", "organizer": "organiser", "organiser": "organiser",
     "dress code": "dress code", "budget": "cost", "cost": "cost", "size": "scale",
+    "registration deadline": "deadline", "deadline": "deadline", "sign-up deadline": "deadline",
+    "entry fee": "cost", "fee": "cost", "ticket price": "cost", "registration fee": "cost",
+    "duration": "duration", "length": "duration", "meeting point": "meeting point",
+    "prize": "prize", "route": "route", "format": "format",
 }  # fmt: skip
 ITEMS = (
     "phone", "smartphone", "laptop", "computer", "pc", "tablet", "ipad", "kindle", "bike",
@@ -65,6 +70,8 @@ PLACES = (
     "station", "subway station", "metro station", "bus stop", "parking lot", "church",
     "temple", "museum", "gallery", "salon", "barber", "barbershop", "bakery", "pharmacy",
     "office", "studio", "noodle shop", "diner", "pizzeria", "playground", "court",
+    "company", "department", "campus", "dorm", "factory", "warehouse", "shop", "convenience store",
+    "laundromat", "bakery", "restaurant", "market", "daycare", "university", "college",
 )  # fmt: skip
 EVENTS = (
     "dinner", "lunch", "party", "meeting", "review", "offsite", "off-site", "conference",
@@ -82,6 +89,19 @@ def _alt(words) -> str:
 
 
 _REL = _alt(EN_RELATIONS)
+# A qualifier before someone of the people group says which one: "my college roommate",
+# "my former boss", "my ex-colleague". Not before family ("my old man" is not "old father").
+QUALIFIERS = {
+    "college": "college", "university": "college", "uni": "college",
+    "high school": "high school", "middle school": "middle school",
+    "primary school": "primary school", "elementary school": "primary school",
+    "grad school": "graduate school", "former": "former", "ex-": "former", "ex": "former",
+    "old": "old", "childhood": "childhood", "current": "current", "work": "work",
+}  # fmt: skip
+_PEOPLE_REL = _alt(k for k, v in EN_RELATIONS.items() if group_of(v) == "people")
+_QUALIFIED = re.compile(
+    rf"^(?P<my>my|our)\s+(?P<q>{_alt(QUALIFIERS)})\s*(?=(?:{_PEOPLE_REL})\b)", re.I
+)
 _MOD = r"(?:(?P<mod>older|younger|little|big|eldest|oldest|youngest|twin)\s+)?"
 _IS = r"(?:is|was|are|were|'s|will be|is going to be)"
 _TIME = re.compile(
@@ -140,27 +160,61 @@ _PERSON_SAID = (
     (r"(?:is|'s)\s+(?:very\s+|really\s+|quite\s+|pretty\s+|super\s+)?(?P<x>outgoing|shy|"
      r"introverted|extroverted|easygoing|easy-going|strict|funny|kind|patient|quiet|cheerful|"
      r"friendly|stubborn|calm|laid-back|serious)", "personality"),
+    (r"(?:now\s+|currently\s+|still\s+)?works\s+(?:at|for)\s+(?P<x>[^,;]+?)"
+     r"(?:\s+(?:now|these days|at the moment))?", "employer"),
+    (r"(?:is|'s)\s+(?:now\s+)?(?:working|employed)\s+(?:at|for|by)\s+(?P<x>.+)", "employer"),
+    (r"graduated\s+from\s+(?P<x>.+)", "school"),
+    (rf"(?:is|'s)\s+(?:now\s+)?(?:a|an)\s+(?P<x>(?:[\w-]+\s+){{0,2}}(?:{_alt(_JOB_WORDS)})\b.*)",
+     "occupation"),
+    (r"(?:is|'s)\s+(?:called|named)\s+(?P<x>.+)", ""),
+    (r"(?:now\s+)?(?:runs|owns|opened|has\s+opened|started|manages)\s+(?:a|an|his\s+own|her\s+own|"
+     r"their\s+own)\s+(?P<x>(?:[\w'-]+\s+){0,3}(?:shop|store|restaurant|café|cafe|bakery|bar|"
+     r"business|company|firm|agency|studio|salon|clinic|practice|startup|gym|farm|hotel|"
+     r"bookstore|school)\b.*)", "business"),
 )  # fmt: skip
 
 
 def people(text: str, who: Ctx) -> list[RuleCandidate]:
+    """A person and what is said of them; a qualifier ("college", "former") joins the key."""
+    q = _QUALIFIED.match(text)
+    if q is None:
+        return _people(text, who)
+    found = _people(f"{q['my']} {text[q.end() :]}", who, QUALIFIERS[q["q"].lower()])
+    return [replace(c, content=said(text, who)) for c in found]
+
+
+def _people(text: str, who: Ctx, qualifier: str = "") -> list[RuleCandidate]:
     m = _PERSON.match(text)
     if m is None:
         return []
     word = m["r"] or m["r2"]
     relation = EN_RELATIONS[word.lower()]
     group, mod = group_of(relation), m["mod"] or m["mod2"]
-    base = f"{group}: {mod.lower() + ' ' if mod else ''}{relation}"
+    base = f"{group}: {qualifier + ' ' if qualifier else ''}{mod.lower() + ' ' if mod else ''}"
+    base += relation
     if m["a"]:
         attribute, value = PEOPLE_ATTRS[m["a"].lower()], en_clean(m["x"])
         predicate = base if attribute == "name" else f"{base}: {attribute}"
         return _add(who, predicate, text, 0.88, f"en:{group}-attribute") if value else []
+    rest = m["rest"].strip(". ")
+    if group == "people" and (n := re.match(rf"(?P<n>{_NAME})\s+(?=[a-z'])", rest)):
+        base, rest = f"{base} ({n['n']})", rest[n.end() :]  # "my colleague Sarah works at ..."
     for pattern, attribute in _PERSON_SAID:
-        if re.fullmatch(pattern, m["rest"].strip(". "), re.I):
-            return _add(who, f"{base}: {attribute}", text, 0.88, f"en:{group}-attribute")
+        if re.fullmatch(pattern, rest, re.I):
+            predicate = f"{base}: {attribute}" if attribute else base
+            return _add(who, predicate, text, 0.88, f"en:{group}-attribute")
+    if group == "pet" and (b := _BREED.fullmatch(rest)):
+        return _add(who, f"{base}: breed", text, 0.85, "en:pet-attribute") if b else []
     return _unknown_attribute(m["rest"], base, group, text, who)
 
 
+_NAME = r"(?-i:[A-Z][a-z'’-]+)"
+# A pet "is a" its breed; not "a good boy", "a real handful".
+_BREED = re.compile(
+    r"(?:is|'s)\s+(?:a|an)\s+(?!(?:good|bad|very|real|total|little|big|sweet|cute|lovely|bit|lot|"
+    r"handful|rescue|baby|member|part)\b)(?P<x>[\w -]{3,30})",
+    re.I,
+)
 _OWNED = re.compile(rf"^(?:{_alt([*EN_RELATIONS, *ITEMS, *PLACES, *EVENTS])})$", re.I)
 
 
@@ -196,6 +250,8 @@ _ITEM_SAID = (
     (rf"^{_MINE}\s+(?:was|were)\s+(?P<x>(?:bought|purchased)\s+.+)$", "bought"),
     (rf"^{_MINE}\s+{_IS}\s+(?P<x>(?:black|white|red|blue|green|yellow|grey|gray|silver|gold|"
      rf"pink|purple|orange|brown|beige|navy)(?:\s+and\s+\w+)?)$", "colour"),
+    (rf"^{_MINE}\s+{_IS}\s+(?:made\s+by|an?\s+\S+\s+(?=model\b|brand\b))(?P<x>.+)$", "brand"),
+    (rf"^{_MINE}\s+{_IS}\s+(?P<x>(?:made\s+in|imported\s+from)\s+.+)$", "origin"),
     (rf"^{_MINE}\s+{_IS}\s+(?P<x>(?:a|an)\s+.+)$", ""),
 )  # fmt: skip
 
@@ -242,7 +298,18 @@ def _place_key(m: re.Match) -> str:
     return key(f"{owner} {m['p']}" if owner else m["p"])
 
 
+_NEARBY = re.compile(
+    rf"^there(?:'s| is| are|'re)\s+(?P<n>a|an|one|two|three|several|a\s+few|some)\s+"
+    rf"(?P<d>(?:[\w'-]+\s+){{0,3}}?){_PLACE}s?\s+(?P<w>{_WHERE})\s+(?P<o>(?:my|our)\s+\w+)\.?$",
+    re.I,
+)
+
+
 def places(text: str, who: Ctx) -> list[RuleCandidate]:
+    if m := _NEARBY.match(text):  # "there's a 24-hour pharmacy near my place"
+        home = m["o"].split()[-1]  # "my place", "our building"
+        where = f"{m['p']} {m['w']} {home}"
+        return _add(who, f"place: {key(where)}", text, 0.8, "en:place-nearby")
     if m := re.match(
         rf"^there(?:'s| is)\s+(?:a|an)\s+{_PLACE}\s+(?:called|named)\s+(?P<n>.+?)\s+"
         rf"(?:{_WHERE})\b.*\b(?:my|our)\b",
@@ -264,7 +331,7 @@ def places(text: str, who: Ctx) -> list[RuleCandidate]:
 # --------------------------------------------------------------------------------------
 
 _EVENT = rf"(?P<e>(?:[\w'-]+\s+){{0,3}}?(?:{_alt(EVENTS)}))"
-_THE = r"(?:the|our|my|this|this\s+year's|next\s+week's|tomorrow's|(?:\w+)'s)\s+"
+_THE = r"(?:this\s+year's|next\s+week's|tomorrow's|the|our|my|this|(?:\w+)'s)\s+"
 _EVENT_SAID = (
     (rf"^{_THE}{_EVENT}(?:'s|’s)\s+(?P<a>{_alt(EVENT_ATTRS)})\s+{_IS}\s+(?P<x>.+)$", "{a}"),
     (rf"^the\s+(?P<a>{_alt(EVENT_ATTRS)})\s+(?:of|for)\s+{_THE}{_EVENT}\s+{_IS}\s+(?P<x>.+)$",
@@ -272,7 +339,15 @@ _EVENT_SAID = (
     (rf"^(?P<x>(?:about|around|roughly|some|over|nearly|almost)?\s*[\w-]+\s+people)\s+"
      rf"(?:will\s+|are\s+going\s+to\s+|are\s+)?(?:attend(?:ing)?|come\s+to|coming\s+to|join(?:ing)?|"
      rf"signed\s+up\s+for)\s+{_THE}{_EVENT}$", "scale"),
-    (rf"^{_THE}{_EVENT}\s+(?:will\s+have|has)\s+(?P<x>.*\bpeople\b.*)$", "scale"),
+    (rf"^{_THE}{_EVENT}\s+(?:will\s+have|has|expects|is\s+expecting)\s+(?P<x>.*\b(?:people|"
+     rf"runners|participants|attendees|guests|visitors|players|teams|entrants|delegates)\b.*)$",
+     "scale"),
+    (rf"^{_THE}{_EVENT}\s+(?:lasts|will\s+last|takes|will\s+take|runs\s+for|is\s+going\s+to\s+"
+     rf"last)\s+(?P<x>(?:about\s+|around\s+)?(?:\w+|an?|half\s+an?)\s+(?:hours?|minutes?|days?|"
+     rf"weeks?|evenings?)\b.*)$", "duration"),
+    (rf"^{_THE}{_EVENT}\s+(?:tickets?\s+|entry\s+|registration\s+)?(?:costs?|is|are)\s+"
+     rf"(?P<x>(?:about\s+|around\s+)?(?:[$¥€£]\s?[\d,.]+|[\d,.]+\s*(?:dollars|yuan|rmb|euros|"
+     rf"pounds|bucks)\b|free\b).*)$", "cost"),
     (rf"^(?P<x>I(?:'m| am))\s+(?:hosting|running|organi[sz]ing|leading|chairing|presenting at|"
      rf"in charge of)\s+{_THE}{_EVENT}$", "host"),
     (rf"^{_THE}{_EVENT}\s+{_IS}\s+(?:being\s+)?(?:hosted|run|organi[sz]ed|led|chaired)\s+by\s+"

@@ -50,6 +50,7 @@ EN_PEOPLE = {
     "neighbour": "neighbor", "girlfriend": "girlfriend", "boyfriend": "boyfriend",
     "fiancé": "fiancé", "fiance": "fiancé", "fiancée": "fiancée", "fiancee": "fiancée",
     "teacher": "teacher", "mentor": "mentor", "therapist": "therapist", "landlord": "landlord",
+    "classmate": "classmate", "schoolmate": "schoolmate", "teammate": "teammate",
 }  # fmt: skip
 EN_PETS = {"cat": "cat", "dog": "dog", "kitten": "cat", "puppy": "dog", "rabbit": "rabbit",
            "parrot": "parrot", "hamster": "hamster", "horse": "horse",
@@ -88,7 +89,10 @@ ZH_PEOPLE = {
     "老师": "teacher", "班主任": "head teacher", "同学": "classmate", "发小": "childhood friend",
     "合伙人": "business partner", "客户": "client", "下属": "report", "房东": "landlord",
     "师傅": "mentor", "教练": "coach", "牙医": "dentist", "医生": "doctor", "组长": "team lead",
-    "上级": "boss",
+    "上级": "boss", "同桌": "deskmate", "校友": "alumnus", "队友": "teammate",
+    "战友": "comrade", "学长": "senior schoolmate", "学姐": "senior schoolmate",
+    "师兄": "senior labmate", "师姐": "senior labmate", "前妻": "ex-wife", "前夫": "ex-husband",
+    "前男友": "ex-boyfriend", "前女友": "ex-girlfriend",
 }  # fmt: skip
 ZH_PETS = {"猫咪": "cat", "小猫": "cat", "猫": "cat", "小狗": "dog", "狗狗": "dog", "狗": "dog",
            "兔子": "rabbit", "鹦鹉": "parrot", "仓鼠": "hamster"}  # fmt: skip
@@ -506,8 +510,9 @@ class _En:
     # -- habits -----------------------------------------------------------------------
 
     _FREQ = re.compile(
-        r"\b(?:every\s+(?:single\s+)?(?:day|morning|evening|night|week|weekend|month|year|"
-        r"other day|(?:mon|tues|wednes|thurs|fri|satur|sun)day)|"
+        r"\b(?:every\s+(?:single\s+|other\s+|second\s+|few\s+)?(?:day|morning|evening|night|week|"
+        r"weekend|month|year|(?:mon|tues|wednes|thurs|fri|satur|sun)day)s?"
+        r"(?:\s+(?:morning|evening|night|afternoon))?|every\s+\w+\s+(?:days|weeks|months)|"
         r"on\s+(?:weekends|weekdays|(?:mon|tues|wednes|thurs|fri|satur|sun)days)|"
         r"(?:once|twice|\w+\s+times)\s+a\s+(?:day|week|month|year)|daily|weekly|"
         r"most\s+(?:days|mornings|evenings|nights)|each\s+(?:day|morning|evening|week))\b",
@@ -692,7 +697,9 @@ def _date_zh(span) -> str:
 
 
 _ZH_FREQ = re.compile(
-    r"(每天(?:早上|晚上|中午|下午)?|每晚|每早|天天|每隔.{1,3}|每个?(?:周|星期|礼拜)[一二三四五六日天]?|"
+    r"(每个?工作日|每个?周末|每逢(?:周|星期|礼拜)?[一二三四五六日天末]|"
+    r"每隔[一两二三四五六七八九十几半\d]{1,3}个?(?:天|周|星期|礼拜|月|小时|年)|"
+    r"每天(?:早上|早晨|晚上|中午|下午|傍晚|早晚)?|每晚|每早|天天|每个?(?:周|星期|礼拜)[一二三四五六日天]?|"
     r"一(?:周|星期|个月|天)(?=.{0,4}?[一两二三四五六七八九十\d]次)|"
     r"每个?月|每年|(?<![这下本])周末|平时|平常|一般|通常|经常|总是|常常|习惯)"
 )
@@ -993,10 +1000,13 @@ class _Zh:
         subject = re.sub(r"^(?:每\S{0,4}?|周末|平时|一般|通常)?", "", t)
         if not (t.startswith(("我", "每", "周末", "平时", "一般", "通常")) or "我" in t[:8]):
             return
-        if re.search(r"(?:他|她|他们|她们|你|小明|老板)", subject):
+        if re.search(r"(?:(?<![吉其])他|她|你|小明|老板)", subject):  # not 吉他, 其他
             return
         activity = _ZH_FREQ.sub("", t)
-        activity = re.sub(r"^我|我(?=都|会|也)|[都会也]|(?:早上|晚上|中午|下午|凌晨)", "", activity)
+        # The person and the adverbs around the time phrase go ("我都会去爬山" -> "去爬山");
+        # a 会 inside the activity stays ("开会").
+        activity = re.sub(r"^我|我(?=都|会|也)|(?:早上|晚上|中午|下午|凌晨)", "", activity)
+        activity = re.sub(r"^(?:我|都|也|会|还|要|固定)+", "", activity)
         activity = _ZH_CLOCK.sub(lambda c: c["v"], activity)
         activity = _zh_clean(activity)
         if not activity:

@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 import pytest
 
 from curator.models import Fact, FactStatus, PendingItem
-from curator.normalize import normalise_label
 from lifecycle.extract import extract_turn
 from lifecycle.rules import extract
 from tests.extraction_eval import score
@@ -158,8 +157,8 @@ def test_an_item_a_place_and_an_event_said_in_chinese_become_memories_when_the_s
     facts = {f.predicate: f.content for f in Fact.objects.filter(status=FactStatus.ACTIVE)}
     assert "华为Mate 60" in facts["item: 手机"]
     assert "公司对面" in facts["place: 健身房"]
-    # The write path gives a colon after Chinese its full width, the same way every time.
-    assert "希尔顿酒店" in facts[normalise_label("event: 烹饪乐聚团建盛宴: place")]
+    # A predicate is a key: its ": " separators stay ASCII after Chinese.
+    assert "希尔顿酒店" in facts["event: 烹饪乐聚团建盛宴: place"]
 
 
 @pytest.mark.parametrize(
@@ -190,3 +189,59 @@ def test_an_unknown_attribute_waits_for_review_and_a_hedged_one_too():
     assert unknown.predicate == "people: mentor: 研究方向" and 0.60 <= unknown.confidence < 0.85
     (hedged,) = extract("我常去的健身房可能在万达广场里面。", now=SAID)
     assert hedged.predicate == "place: 健身房" and hedged.hedged and hedged.confidence < 0.85
+
+
+@pytest.mark.parametrize(
+    ("text", "predicate"),
+    [
+        ("我的大学室友在一家外企上班。", "people: college roommate: employer"),
+        ("我前同事开了一家咖啡馆。", "people: former colleague: business"),
+        ("我堂哥毕业于武汉大学。", "family: cousin: school"),
+        ("我的前女友在银行工作。", "people: ex-girlfriend: employer"),
+        ("My former manager now works at Siemens.", "people: former manager: employer"),
+        ("My high school friend owns a small bookstore.", "people: high school friend: business"),
+    ],
+)
+def test_a_qualifier_before_a_relation_is_part_of_who_it_is(text, predicate):
+    assert [c.predicate for c in extract(text, now=SAID)] == [predicate]
+
+
+@pytest.mark.parametrize(
+    ("text", "predicate"),
+    [
+        ("我每个周末都会去游泳。", "habit: 去游泳"),
+        ("我每隔三天跑一次步。", "habit: 跑一次步"),
+        ("每逢周日我都会给奶奶打电话。", "habit: 给奶奶打电话"),
+        ("我每天早上都会喝一杯咖啡。", "habit: 喝一杯咖啡"),
+        ("I go to the sauna every other Friday.", "habit: go to the sauna"),
+    ],
+)
+def test_a_habits_time_phrase_is_cut_whole(text, predicate):
+    assert [c.predicate for c in extract(text, now=SAID)] == [predicate]
+
+
+@pytest.mark.parametrize(
+    ("text", "predicate"),
+    [
+        ("我买的洗衣机是小天鹅的。", "item: 洗衣机: brand"),
+        ("我们公司在西湖区文三路。", "place: 公司"),
+        ("我家门口有一家开了二十年的理发店。", "place: 家门口的开了二十年的理发店"),
+        ("这场比赛大约有一千二百人报名。", "event: 比赛: scale"),
+        ("下周的分享会持续两个小时。", "event: 分享会: duration"),
+        ("我养的狗今年四岁了。", "pet: dog: age"),
+        ("Our warehouse is next to the harbour.", "place: warehouse"),
+        ("There's a tiny bakery across from our office.", "place: bakery across from office"),
+        ("The seminar lasts two days.", "event: seminar: duration"),
+        ("My rabbit is a Holland Lop.", "pet: rabbit: breed"),
+    ],
+)
+def test_things_places_events_and_pets_of_the_person_are_caught(text, predicate):
+    assert [c.predicate for c in extract(text, now=SAID)] == [predicate]
+
+
+def test_a_description_of_ones_own_place_waits_for_review_and_a_complaint_gives_nothing():
+    (described,) = extract("我们小区的花园特别漂亮。", now=SAID)
+    assert described.predicate == "place: 小区的花园: description"
+    assert 0.60 <= described.confidence < 0.85  # the person's view: theirs to confirm
+    assert extract("我们小区的花园好乱。", now=SAID) == []
+    assert extract("我的电脑好卡。", now=SAID) == []

@@ -20,7 +20,7 @@ from curator.models import (
     Priority,
     Session,
 )
-from curator.normalize import content_key, normalise_text
+from curator.normalize import content_key, normalise_label, normalise_text
 from curator.writepath import Candidate, InvalidCandidate, propose
 
 pytestmark = pytest.mark.django_db
@@ -43,6 +43,21 @@ def test_it_trims_collapses_whitespace_and_unifies_punctuation():
     assert normalise_text("  李雷住在杭州,在杭州   工作.  ") == "李雷住在杭州，在杭州 工作。"
     assert normalise_text("Uses Python 3.12，mostly") == "Uses Python 3.12, mostly"
     assert normalise_text("ＡＰＩ\u3000key") == "API key"
+
+
+def test_a_predicate_keeps_ascii_colon_separators_after_chinese():
+    # Predicates are keys: "：" after Han would make "event: 团建: scale" a different key
+    # from what the extractor and an agent typed.
+    for typed in ("event: 团建活动: scale", "event: 团建活动：scale", "event: 团建活动 : scale"):
+        assert normalise_label(typed) == "event: 团建活动: scale"
+    assert normalise_label("开会 10:30") == "开会 10:30"
+
+
+def test_a_statement_supersedes_whichever_colon_width_the_earlier_predicate_used():
+    old = propose(cand("团建大约五十人参加", predicate="event: 团建：scale"), actor="agent").fact
+    assert old.predicate == "event: 团建: scale"
+    result = propose(cand("团建大约八十人参加", predicate="event: 团建: scale"), actor="agent")
+    assert result.outcome == "superseded" and result.fact.supersedes == old
 
 
 def test_full_and_half_width_forms_share_one_key():
