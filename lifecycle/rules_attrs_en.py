@@ -18,7 +18,7 @@ from datetime import datetime
 
 from lifecycle import ruledates
 from lifecycle.rulebase import Ctx, RuleCandidate, key, make, third
-from lifecycle.rules_life import _JOB_WORDS, EN_RELATIONS, date_en, en_clean, group_of
+from lifecycle.rules_life import EN_RELATIONS, JOB_WORDS, date_en, en_clean, group_of
 
 PEOPLE_ATTRS = {
     "name": "name", "full name": "name", "first name": "name", "last name": "surname",
@@ -164,7 +164,7 @@ _PERSON_SAID = (
      r"(?:\s+(?:now|these days|at the moment))?", "employer"),
     (r"(?:is|'s)\s+(?:now\s+)?(?:working|employed)\s+(?:at|for|by)\s+(?P<x>.+)", "employer"),
     (r"graduated\s+from\s+(?P<x>.+)", "school"),
-    (rf"(?:is|'s)\s+(?:now\s+)?(?:a|an)\s+(?P<x>(?:[\w-]+\s+){{0,2}}(?:{_alt(_JOB_WORDS)})\b.*)",
+    (rf"(?:is|'s)\s+(?:now\s+)?(?:a|an)\s+(?P<x>(?:[\w-]+\s+){{0,2}}(?:{_alt(JOB_WORDS)})\b.*)",
      "occupation"),
     (r"(?:is|'s)\s+(?:called|named)\s+(?P<x>.+)", ""),
     (r"(?:now\s+)?(?:runs|owns|opened|has\s+opened|started|manages)\s+(?:a|an|his\s+own|her\s+own|"

@@ -121,7 +121,7 @@ _EN_TIME_TAIL = re.compile(
     r"since \w+(?: \d{4})?|until \w+(?: \w+)?|any\s*more)$",
     re.I,
 )
-_JOB_WORDS = set(
+JOB_WORDS = set(
     "teacher nurse engineer developer programmer designer scientist doctor physician lawyer "
     "student chef cook manager accountant architect writer author artist musician researcher "
     "professor lecturer consultant analyst photographer pilot driver farmer dentist "
@@ -150,7 +150,7 @@ def _en_clean(value: str, spans=()) -> str:
 
 def _job(value: str) -> bool:
     words = value.lower().replace("-", " ").split()
-    return bool(words) and (words[-1] in _JOB_WORDS or words[-1].rstrip("s") in _JOB_WORDS)
+    return bool(words) and (words[-1] in JOB_WORDS or words[-1].rstrip("s") in JOB_WORDS)
 
 
 def _date_en(span) -> str:
