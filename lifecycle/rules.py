@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from lifecycle import rules_attrs, rules_attrs_en, rules_life
+from lifecycle import ruledates, rules_attrs, rules_attrs_en, rules_life
 from lifecycle.rulebase import DAY, PERMANENT, RuleCandidate  # noqa: F401  (re-exported)
 from lifecycle.rulebase import Ctx as _Ctx
 from lifecycle.rulebase import make as _c
@@ -156,7 +156,7 @@ _ZH_DISLIKE = re.compile(
 _ZH_LIKE = re.compile(
     r"我(?P<h>可能|也许|好像|大概|或许)?(?P<adv>(?:真的|特别|非常|很|最|更|比较|一直|还是|其实|现在|超级|超|巨|挺|蛮|也){0,2})(?<!不)(?P<verb>喜欢|爱用|偏好|偏爱|习惯用|爱)(?P<x>.+)$"
 )
-_ZH_MY = re.compile(r"我的(?P<k>[\u4e00-\u9fffA-Za-z ]{1,10}?)(?:是|叫|在)(?P<x>.{1,40})$")
+_ZH_MY = re.compile(r"我的(?P<k>[\u4e00-\u9fffA-Za-z ]{1,10}?)(?P<v>是|叫|在)(?P<x>.{1,40})$")
 _ZH_MY_STOP = re.compile(r"^(意思|问题|想法|看法|建议|理解|猜测|错|天|妈|乖)")
 _ZH_REMEMBER = re.compile(
     r"^(?:请|你要|你)?(?:记住|记得|别忘了|不要忘了|不要忘记)[：:，, ]*(?P<x>.*)$"
@@ -254,7 +254,29 @@ _ZH_RULE_START = re.compile(
 _ZH_SAME_SPEAKER = re.compile(r"^(?:还是|其实|反正)(?=.*(?:喜欢|爱|讨厌|不吃|不喝))")
 
 
+# "我从去年开始不吃夜宵了", "我最近不喝奶茶了": when a habit or a diet began is said before
+# it; the statement is read without it (same key, so it supersedes) and the time is kept.
+_ZH_SINCE = re.compile(
+    r"^我(?P<since>从(?P<t>[^，。]{1,8}?)(?:开始|起)|(?P<t2>去年|今年|上个月|上周|前年|上半年|"
+    r"年初|月初)(?:开始|起)|最近|近来|这阵子|这段时间|现在)[，,]?"
+    r"(?P<rest>(?:就|已经|都)?(?:不|没再|再也不|每|天天|坚持|戒|改).+)$"
+)
+
+
+def _zh_since(clause: str, who: _Ctx, now: datetime, whole: str) -> list[RuleCandidate]:
+    m = _ZH_SINCE.match(clause)
+    if m is None:
+        return []
+    found = _zh("我" + m["rest"], who, now, whole)
+    when = m["t"] or m["t2"]
+    span = ruledates.past(when, now) if when else None
+    note = f"（{m['since']}：{ruledates.label(span)}）" if span else f"（{m['since']}）"
+    return [replace(c, content=c.content + note) for c in found]
+
+
 def _zh(clause: str, who: _Ctx, now: datetime, whole: str = "") -> list[RuleCandidate]:
+    if found := _zh_since(clause, who, now, whole):
+        return found
     if _ZH_RULE_START.match(clause) and (rules := _zh_rules(clause)):
         return rules  # how the assistant must behave, even with a time in it
     if _ZH_SAME_SPEAKER.match(clause):
@@ -340,7 +362,9 @@ def _zh_legacy(clause: str, who: _Ctx) -> list[RuleCandidate]:
             k = m["k"].strip()
             key = _ZH_IDENTITY_KEYS.get(k, k)
             kind = "identity" if k in _ZH_IDENTITY_KEYS else "fact"
-            found.append(_c(kind, s, key, f"{who.zh}的{k}是{x}", 0.9, 0.7, "zh:my-x-is"))
+            # The verb as said: "在X工作" is where they work, not what they are ("是X工作").
+            said = f"{who.zh}的{k}{m['v']}{x}"
+            found.append(_c(kind, s, key, said, 0.9, 0.7, "zh:my-x-is"))
     return found
 
 

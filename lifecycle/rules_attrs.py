@@ -45,16 +45,25 @@ PEOPLE_ATTRS = {
     "微信": "wechat", "微信号": "wechat", "邮箱": "email", "性格": "personality",
     "脾气": "personality", "星座": "zodiac sign", "属相": "zodiac animal",
     "生肖": "zodiac animal", "血型": "blood type", "年级": "grade", "班级": "class",
+    "工龄": "years in work", "工作年限": "years in work", "从业年限": "years in work",
+    "从业经验": "years in work", "教龄": "years in work", "驾龄": "years driving",
 }  # fmt: skip
 ITEM_ATTRS = {
     "品牌": "brand", "牌子": "brand", "型号": "model", "颜色": "colour", "价格": "price",
     "价钱": "price", "售价": "price", "尺寸": "size", "大小": "size", "材质": "material",
     "产地": "origin", "名字": "name", "购买地点": "bought", "购买时间": "bought",
+    "续航": "range", "续航里程": "range", "内存": "memory", "运行内存": "memory",
+    "存储": "storage", "存储空间": "storage", "硬盘": "storage", "容量": "capacity",
+    "重量": "weight", "电池容量": "battery", "排量": "engine size", "油耗": "fuel consumption",
+    "里程": "mileage", "屏幕": "screen", "像素": "camera", "功率": "power", "配置": "specs",
+    "处理器": "processor", "保修期": "warranty", "车牌": "plate", "车牌号": "plate",
 }  # fmt: skip
 PLACE_ATTRS = {
     "名字": "name", "名称": "name", "地址": "address", "位置": "address", "地点": "address",
     "类型": "type", "特色": "features", "特点": "features", "招牌菜": "features",
     "营业时间": "opening hours", "电话": "phone", "面积": "size", "规模": "size",
+    "开门时间": "opening hours", "关门时间": "opening hours", "户型": "layout",
+    "房租": "rent", "租金": "rent", "房价": "price", "楼层": "floor",
 }  # fmt: skip
 EVENT_ATTRS = {
     "时间": "time", "日期": "time", "开始时间": "time", "地点": "place", "地址": "place",
@@ -115,6 +124,22 @@ _PEOPLE_REL = "|".join(
            key=len, reverse=True)
 )  # fmt: skip
 _QUAL = "|".join(sorted(map(re.escape, QUALIFIERS), key=len, reverse=True))
+# Words that end a noun for a person by what they do for the person: "投资顾问", "私人医生",
+# "健身教练", "家里的保姆". A noun ending so, not in the relation table, is a person of the
+# people group, keyed by the noun itself ("people: 投资顾问: employer").
+ROLE_ENDS = (
+    "顾问", "律师", "教练", "私教", "保姆", "月嫂", "育儿嫂", "司机", "会计", "中介", "医生",
+    "大夫", "医师", "护士", "护工", "秘书", "助理", "保安", "管家", "经纪人", "代理人",
+    "理财师", "规划师", "设计师", "咨询师", "营养师", "按摩师", "理发师", "美甲师", "化妆师",
+    "摄影师", "厨师", "家教", "外教", "导游", "翻译", "保洁", "保洁员", "快递员", "辅导员",
+    "业务员", "销售", "客服", "经理", "老师", "教授", "师傅", "主任", "牙医", "兽医", "治疗师",
+    "房东", "律所合伙人", "裁缝", "园丁", "钟点工",
+)  # fmt: skip
+_ROLE = (
+    r"(?:(?![的我你他她们是在有叫姓])[\u4e00-\u9fff]){0,4}(?:"
+    + "|".join(sorted(map(re.escape, ROLE_ENDS), key=len, reverse=True))
+    + ")"
+)
 _QREL = rf"(?:{_QUAL})的?(?:{_PEOPLE_REL})"
 # Words before a head that only say which one ("那辆", "常去的") and are not part of its key.
 _PICK = re.compile(
@@ -133,14 +158,16 @@ _SURNAMES = (
 )
 # A name right after a relation: "我的邻居王阿姨", "我同事小李", "我上司赵总".
 _NICKNAME = (
-    rf"(?:[小老阿][\u4e00-\u9fff]|[{_SURNAMES}](?:阿姨|叔叔|大爷|奶奶|爷爷|老师|医生|师傅|总|工|"
+    rf"(?:[小老阿](?!师)[\u4e00-\u9fff]|[{_SURNAMES}](?:阿姨|叔叔|大爷|奶奶|爷爷|老师|医生|师傅|总|工|"
     rf"姐|哥|经理|主任|教练|律师|大夫|护士|教授|警官)|[{_SURNAMES}][\u4e00-\u9fff]{{1,2}}(?=的))"
 )
 # Where a clause divides into subject and what is said of it; longest first.
 _VERBS = (
     "的名字叫", "名字叫", "名叫", "叫做", "大约有", "大概有", "约有", "共有", "一共有", "是在",
     "定在", "定于", "位于", "就在", "一共持续", "共持续", "大约需要", "大概需要", "持续", "历时",
-    "为期", "是", "为", "叫", "姓", "在", "有", "花了", "由", "需要",
+    "为期", "改到了", "改到", "改在", "改成了", "改成", "推迟到了", "推迟到", "延期到了", "延期到",
+    "提前到了", "提前到", "挪到了", "挪到", "预计有", "将有", "会有", "会来", "将迎来",
+    "是", "为", "叫", "姓", "在", "有", "花了", "由", "需要",
 )  # fmt: skip
 _SPLIT = re.compile("|".join(map(re.escape, _VERBS)))
 _MOOD = re.compile(r"^(?:心情|感觉|状态|情绪|天|妈|乖|意思|问题|想法|看法|建议|错|身体|头|肚子)")
@@ -156,10 +183,10 @@ def _ends(word: str, heads) -> str:
 # --------------------------------------------------------------------------------------
 
 _PETS = "|".join(k for k, v in ZH_RELATIONS.items() if group_of(v) == "pet")
-_LINK = rf"(?:{_QREL}|{_RELATION})(?:{_NICKNAME})?"
+_LINK = rf"(?:{_QREL}|{_ROLE}|{_RELATION})(?:{_NICKNAME})?"
 # Relations joined by 的; someone else's pet ("我同事的狗") is not a relation of the person.
 _CHAIN = re.compile(
-    rf"^我(?:们|家)?(?:养的|的)?(?P<chain>{_LINK}(?:的(?!(?:{_PETS}))(?:{_RELATION})(?:{_NICKNAME})?)*)"
+    rf"^我(?:们|家)?(?:养的|的)?(?P<chain>{_LINK}(?:的(?!(?:{_PETS}))(?:{_ROLE}|{_RELATION})(?:{_NICKNAME})?)*)"
     r"(?P<rest>.+)$"
 )
 _ZH_NAME = r"[\u4e00-\u9fffA-Za-z·][\u4e00-\u9fffA-Za-z· ]{0,9}"
@@ -176,11 +203,26 @@ _DEGREE = r"研究生|博士|硕士|本科|大学|高中|初中|小学|书|研|�
 # What is said after a person: (pattern, attribute, confidence). The attribute is None for
 # their name ("people: boss"); {a} takes the attribute word's key (身高 -> height).
 _ATTR_WORD = "|".join(sorted(map(re.escape, PEOPLE_ATTRS), key=len, reverse=True))
+_STATE_WORD = r"很|太|特别|挺|比较|非常|有点|不|没|越来越|还|真|好|超|蛮|十分"
+_BEFORE = r"(?:以前|之前|过去|曾经|原来|早年|年轻时|年轻的时候|退休前)(?:也|还|曾)?"
+# The attribute word is all of it: "工作年限" is not "工作" (the longest known word wins,
+# and a longer unknown one goes to review below).
+_ATTR_END = (
+    rf"(?:是|为|叫|在|有|(?![\u4e00-\u9fff])|(?=[一二两三四五六七八九十百几半]|{_STATE_WORD}))"
+)
 _PERSON_SAID = (
     (rf"(?:的名字|名字)?(?:叫|名叫|叫做|是叫|的名字是|名字是)(?P<x>{_ZH_NAME})", None, 0.9),
     (r"姓(?P<x>[\u4e00-\u9fff]{1,2})", "surname", 0.9),
     (rf"是(?P<x>{_NICKNAME})", None, 0.88),  # "我的牙医是李医生": who, not what they do
-    (rf"的?(?P<a>{_ATTR_WORD})(?:是|为|叫|在|有)?(?P<x>.{{1,30}})", "{a}", 0.88),
+    # What they did before: "以前是一名消防员", "年轻时在煤矿工作" (not what they do now).
+    (rf"{_BEFORE}(?:是|当过|做过|干过)(?:一名|一位|一个|名|位|个)?(?P<x>[^，。]{{1,12}}?)",
+     "past occupation", 0.88),
+    (rf"{_BEFORE}在(?P<x>.{{1,16}}?)(?:工作|上班|任职|任教|就职|打工)(?:过)?", "past employer",
+     0.88),
+    (r"(?:现在|目前)?是(?:一名|一位|一个|名|位)(?P<x>[^，。]{1,12})", "occupation", 0.88),
+    # Their home: "我奶奶家在一个山村里".
+    (r"(?:的)?家(?:就)?(?:在|住在|位于)(?P<x>.{1,20})", "home", 0.88),
+    (rf"的?(?P<a>{_ATTR_WORD}){_ATTR_END}(?P<x>.{{1,30}})", "{a}", 0.88),
     (rf"(?:的)?(?:性格|人|脾气)?(?:很|特别|非常|比较|挺|超级?|有点|十分)?(?P<x>{_TRAITS})",
      "personality", 0.85),
     (rf"(?:今年|现在|已经|快)?(?P<x>{_N}(?:岁|个月)(?:半|多)?)(?:大)?了?", "age", 0.88),
@@ -201,27 +243,38 @@ _PERSON_SAID = (
     # A pet "is" its breed: "我家的狗是一只边牧" (only for pets, checked in _person_said).
     (r"是(?:一只|一条|只|条)?(?P<x>[^，。]{1,10}?)(?:犬|猫)?", "breed", 0.85),
     # An attribute word the table does not know ("研究方向"): kept, but the person reviews it.
-    (r"的(?P<g>[\u4e00-\u9fff]{2,5})(?:是|为)(?P<x>.{1,30})", "{g}", 0.75),
+    (r"的(?P<g>[\u4e00-\u9fff]{2,5})(?:是|为|有)(?P<x>.{1,30})", "{g}", 0.75),
 )  # fmt: skip
 # Values that say how things are going, not what an attribute is ("我老公工作很忙").
-_STATE = re.compile(r"^(?:很|太|特别|挺|比较|非常|有点|不|没|越来越|还|真|好|超|蛮)")
+_STATE = re.compile(rf"^(?:{_STATE_WORD})")
 
 
 def _chain_key(chain: str) -> tuple[str, str]:
     """ "女儿的班主任" -> ("daughter's head teacher", "people"). A friend's or colleague's
     name is kept in brackets ("同事小李" -> "colleague (小李)") so two colleagues are two keys;
     a son is "son" whether or not his name was said, so later statements supersede."""
-    names = []
+    names, group = [], "people"
     qualified = rf"(?:(?P<q>{_QUAL})的?(?=(?:{_PEOPLE_REL})))?"
-    for m in re.finditer(rf"{qualified}(?P<r>{_RELATION})(?P<n>{_NICKNAME})?", chain):
+    link = rf"(?P<role>{_QREL}(?!\w)|{_ROLE})|{qualified}(?P<r>{_RELATION})"
+    for m in re.finditer(rf"(?:{link})(?P<n>{_NICKNAME})?", chain):
+        if m["role"] and not re.fullmatch(_QREL, m["role"]):
+            # "投资顾问", "私人医生": no relation word of its own, keyed by the noun
+            relation = ZH_RELATIONS.get(m["role"], m["role"])
+            group = group_of(relation)
+            names.append(f"{relation} ({m['n']})" if m["n"] else relation)
+            continue
+        if m["role"]:
+            m = re.fullmatch(rf"{qualified}(?P<r>{_RELATION})(?P<n>{_NICKNAME})?",
+                             m["role"] + (m["n"] or ""))  # fmt: skip
         relation = ZH_RELATIONS[m["r"]]
+        group = group_of(relation)
         if m["q"] and m["q"] + m["r"] in ZH_RELATIONS:  # "前女友" is a word of its own
             relation = ZH_RELATIONS[m["q"] + m["r"]]
         elif m["q"]:
             relation = f"{QUALIFIERS[m['q']]} {relation}"
         named = m["n"] and group_of(relation) == "people"
         names.append(f"{relation} ({m['n']})" if named else relation)
-    return "'s ".join(names), group_of(ZH_RELATIONS[m["r"]])
+    return "'s ".join(names), group
 
 
 def _person_said(rest: str, group: str) -> tuple[str | None, str, float] | None:
@@ -344,6 +397,26 @@ def subject(text: str) -> Subject | None:
     for kind in ("event", "item", "place"):
         if found := _thing(parts, mine, kind):
             return found
+    return _unknown_attr(parts, mine)
+
+
+# Attributes that say how a thing is doing right now, not what it is ("电量只有百分之十").
+_PASSING = re.compile(r"^(?:电量|电|信号|状态|温度|网速|声音|屏幕碎)")
+
+
+def _unknown_attr(parts: list[str], mine: bool) -> Subject | None:
+    """ "电动车的电机" said without 的: "电动车续航" is the e-bike and a word the tables do not
+    know. Only for the person's own things and places; the caller sends it to review."""
+    last = parts[-1]
+    for kind, heads in (("item", ITEM_HEADS), ("place", PLACE_HEADS)):
+        for head in sorted(heads, key=len, reverse=True):
+            at = last.find(head)
+            word = last[at + len(head) :] if at > 0 or at == 0 and len(head) > 1 else ""
+            if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", word) and not _PASSING.match(word):
+                found = _thing([*parts[:-1], last[: at + len(head)]], mine, kind)
+                if found:
+                    found.attr = word
+                    return found
     return None
 
 
@@ -359,14 +432,19 @@ _DURATION = re.compile(
 )
 _HOST = re.compile(r"(?P<x>.{1,12}?)(?P<v>主持|负责|组织|主办|承办|牵头|策划|带队|安排)")
 _SCALE = re.compile(
-    rf"(?P<x>{_N}多?(?:个)?人|上百人|几十人|几百人)(?:左右)?(?:参加|参与|出席|报名|到场)?"
+    rf"(?:大约|大概|约|将近|近|超过)?(?P<x>(?:{_N}多?(?:个|位|名)?|上百|几十|几百)"
+    r"(?:人|客户|嘉宾|来宾|宾客|同事|观众|学生|家长|选手|游客|员工|会员|代表|专家))"
+    r"(?:左右)?(?:参加|参与|出席|报名|到场|参会)?"
+)
+_WHEN_IN = re.compile(
+    r"(?:下下|下|这|本)(?:个)?(?:周|星期|礼拜|月)|明天|后天|明年|[\d一二三四五六七八九十]{1,2}月|[\d一二三四五六七八九十]{1,3}[号日]"
 )
 
 
 def _item(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
     """The attribute an item's value gives, and how sure: "是爸爸送的" is who gave it."""
-    if sub.attr:
-        return ITEM_ATTRS[sub.attr], 0.88
+    if sub.attr:  # a word the tables do not know waits for review
+        return (ITEM_ATTRS[sub.attr], 0.88) if sub.attr in ITEM_ATTRS else (sub.attr, 0.75)
     if verb == "花了":
         return "price", 0.88
     if verb == "叫":
@@ -391,7 +469,7 @@ def _item(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
 
 def _place(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
     if sub.attr:
-        return PLACE_ATTRS[sub.attr], 0.88
+        return (PLACE_ATTRS[sub.attr], 0.88) if sub.attr in PLACE_ATTRS else (sub.attr, 0.75)
     if verb in ("在", "位于", "就在", "是在"):
         return "", 0.88  # where it is
     if verb in ("叫", "名叫", "叫做", "名字叫", "的名字叫"):
@@ -401,27 +479,49 @@ def _place(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
     return ("features", 0.75) if verb == "有" else None
 
 
+_MOVED = ("改到了", "改到", "改在", "改成了", "改成", "推迟到了", "推迟到", "延期到了", "延期到",
+          "提前到了", "提前到", "挪到了", "挪到")  # fmt: skip
+_COMES = ("有", "来", "大约有", "大概有", "约有", "共有", "一共有", "预计有", "将有", "会有", "会来",
+          "将迎来")  # fmt: skip
+
+
 def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
     if sub.attr:
         return EVENT_ATTRS[sub.attr], 0.88
+    if verb in _MOVED and (_CLOCK.search(value) or _WHEN_IN.search(value)):
+        return "time", 0.88  # a new time: the same key, so it supersedes the old one
     if verb in ("在", "是在", "定在", "定于"):
         return ("time", 0.88) if _CLOCK.search(value) else ("place", 0.88)
     if verb == "由" and _HOST.fullmatch(value):
         return ("organiser" if _HOST.fullmatch(value)["v"] in ("组织", "主办", "承办") else
                 "host"), 0.88  # fmt: skip
-    if verb in ("有", "大约有", "大概有", "约有", "共有", "一共有") and _SCALE.fullmatch(value):
+    if verb in _COMES and _SCALE.fullmatch(value):
         return "scale", 0.88
     if verb in _LASTS and _DURATION.fullmatch(value):
         return "duration", 0.88
     return None
 
 
+# "年会将在会展中心举行": 将 belongs to neither side, 举行 says nothing more than 在.
+_AUX = re.compile(r"(?:将会|即将|将|会|要|预计|计划|已经|已|还)$")
+_HELD = re.compile(r"(?:隆重)?(?:举行|召开|举办|进行|开幕|开始|开)$")
+
+
 def things(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     m = _SPLIT.search(text)
-    if m is None or not (sub := subject(text[: m.start()])):
+    if m is None:
         return []
-    verb, value = m[0], zh_clean(text[m.end() :])
+    head, verb = text[: m.start()], m[0]
+    if verb in ("会有", "会来") and subject(head + "会"):  # "年会有三百人": the 年会 has
+        head, verb = head + "会", verb[1:]
+    if not (sub := subject(head) or subject(_AUX.sub("", head))):  # "同学会" keeps its 会
+        return []
+    value = zh_clean(text[m.end() :])
+    if sub.kind == "event":
+        value = _HELD.sub("", value) or value
     if not value or re.search(r"什么|谁|啥|哪", value) or (_STATE.match(value) and not sub.attr):
+        return []
+    if verb.endswith("有") and _STATE.match("有" + value):  # "油耗有点高": a view, not a figure
         return []
     if sub.kind == "item" and text.rstrip("。.!！ ").endswith("的"):
         value += "的"  # zh_clean drops it, but "是海尔的" is a brand and "是海尔" a model
@@ -498,9 +598,30 @@ def described(text: str, who: Ctx) -> list[RuleCandidate]:
                  f"zh:{sub.kind}-description")]  # fmt: skip
 
 
+_HOURS = re.compile(
+    r"^(?P<s>[^，。]{2,20}?)(?P<t>(?:每天|平时|工作日|周末|每周[一二三四五六日天]|周[一二三四五六日末]|"
+    r"节假日)?(?:都|一般|通常)?(?:早上|上午|中午|下午|傍晚|晚上|凌晨)?"
+    r"(?:[零一二两三四五六七八九十\d]{1,3}(?:点|[:：]\d\d)(?:半|[\d一二三四五六七八九十]{1,3}分?)?)?)"
+    r"(?:就)?(?:开门|关门|营业|打烊|闭馆|休息|开放|关闭|歇业)"
+)
+
+
+def hours(text: str, who: Ctx) -> list[RuleCandidate]:
+    """ "我们家附近的菜市场早上六点开门": when the person's place opens or closes."""
+    m = _HOURS.match(text)
+    if m is None or not re.search(r"\d|[零一二两三四五六七八九十]点|周|日|末|假", m["t"] or ""):
+        return []
+    sub = subject(m["s"])
+    if sub is None or sub.kind != "place" or sub.attr:
+        return []
+    predicate = f"place: {zh_about(sub.key, who)}: opening hours"
+    return [make("fact", who.subject, predicate, _said(text, who), 0.88, 0.6,
+                 "zh:place-hours")]  # fmt: skip
+
+
 def chinese(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     """Candidates for one Chinese clause (hedges already removed), or []."""
-    for step in (people, nearby, lately, described):
+    for step in (people, hours, nearby, lately, described):
         if found := step(text, who):
             return found
     return things(text, who, now)

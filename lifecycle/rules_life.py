@@ -41,7 +41,9 @@ EN_FAMILY = {
     "nephew": "nephew", "parents": "parents", "brother-in-law": "brother-in-law",
     "sister-in-law": "sister-in-law", "mother-in-law": "mother-in-law",
     "father-in-law": "father-in-law", "stepmother": "stepmother", "stepfather": "stepfather",
-    "stepson": "stepson", "stepdaughter": "stepdaughter",
+    "stepson": "stepson", "stepdaughter": "stepdaughter", "godmother": "godmother",
+    "godfather": "godfather", "godson": "godson", "goddaughter": "goddaughter",
+    "adoptive father": "adoptive father", "adoptive mother": "adoptive mother",
 }  # fmt: skip
 EN_PEOPLE = {
     "boss": "boss", "manager": "manager", "colleague": "colleague", "coworker": "colleague",
@@ -79,6 +81,9 @@ ZH_FAMILY = {
     "侄女": "niece", "外甥女": "niece", "舅舅": "uncle", "叔叔": "uncle", "伯伯": "uncle",
     "姑父": "uncle", "姨父": "uncle", "姑姑": "aunt", "阿姨": "aunt", "姨妈": "aunt",
     "舅妈": "aunt", "婶婶": "aunt", "孙子": "grandson", "孙女": "granddaughter",
+    "继父": "stepfather", "继母": "stepmother", "后妈": "stepmother", "后爸": "stepfather",
+    "养父": "adoptive father", "养母": "adoptive mother", "干妈": "godmother",
+    "干爹": "godfather", "干儿子": "godson", "干女儿": "goddaughter",
 }  # fmt: skip
 ZH_PEOPLE = {
     "上司": "boss", "领导": "boss", "老板": "boss", "主管": "boss", "经理": "manager",
@@ -86,7 +91,7 @@ ZH_PEOPLE = {
     "闺蜜": "best friend", "朋友": "friend", "室友": "roommate", "邻居": "neighbor",
     "男朋友": "boyfriend", "男友": "boyfriend", "女朋友": "girlfriend", "女友": "girlfriend",
     "对象": "partner", "未婚妻": "fiancée", "未婚夫": "fiancé", "导师": "mentor",
-    "老师": "teacher", "班主任": "head teacher", "同学": "classmate", "发小": "childhood friend",
+    "老师": "teacher", "班主任": "head teacher", "班主任老师": "head teacher", "同学": "classmate", "发小": "childhood friend",
     "合伙人": "business partner", "客户": "client", "下属": "report", "房东": "landlord",
     "师傅": "mentor", "教练": "coach", "牙医": "dentist", "医生": "doctor", "组长": "team lead",
     "上级": "boss", "同桌": "deskmate", "校友": "alumnus", "队友": "teammate",
