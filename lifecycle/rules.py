@@ -191,6 +191,7 @@ _EN_HABIT = re.compile(
     re.I,
 )
 _EN_MY = re.compile(r"\bmy\s+(?P<k>[a-z][\w -]{0,30}?)\s+(?:is|are)\s+(?P<x>.{1,40})$", re.I)
+_EN_OPINION = r"\b(?:thinks?|says?|said|believes?|feels?|told me|reckons?)\b"
 _EN_MY_STOP = re.compile(
     r"^(point|question|problem|guess|bad|mistake|pleasure|fault|turn|concern|issue|idea|thought|plan|goal|understanding)$",
     re.I,
@@ -505,7 +506,11 @@ def _en_legacy(clause: str, who: _Ctx) -> list[RuleCandidate]:
                     "en:habit",
                 )
             )
+    # "my lawyer thinks the contract is unfair": what someone thinks, not a "my X is Y".
+    opinion = _EN_MY.search(clause) and re.search(_EN_OPINION, clause, re.I)
     if (m := _EN_MY.search(clause)) and not _EN_MY_STOP.match(m["k"].strip()) and not found:
+        m = None if opinion else m
+    if m and not found:
         if (x := _en_object(m["x"])) and not _EN_STATE.match(x):  # "my laptop is broken"
             k = m["k"].strip().lower()
             kind = "identity" if k in _EN_IDENTITY_KEYS else "fact"

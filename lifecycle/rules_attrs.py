@@ -149,7 +149,7 @@ _PICK = re.compile(
 )
 _MODIFIER = re.compile(
     r"^(?:最|经常|常常|平时|一直|每天|每周|周末|新|刚|刚刚|最近|去年|今年|上个月|前几天|自己)*"
-    r"(?:常去|去|买|用|常用|喜欢|爱去|住|开|戴|穿|骑|背|收到|拍|订)$"
+    r"(?:常去|去|买|用|常用|喜欢|爱去|住|租|开|戴|穿|骑|背|收到|拍|订)$"
 )
 _SURNAMES = (
     "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程"
@@ -186,7 +186,7 @@ _PETS = "|".join(k for k, v in ZH_RELATIONS.items() if group_of(v) == "pet")
 _LINK = rf"(?:{_QREL}|{_ROLE}|{_RELATION})(?:{_NICKNAME})?"
 # Relations joined by 的; someone else's pet ("我同事的狗") is not a relation of the person.
 _CHAIN = re.compile(
-    rf"^我(?:们|家)?(?:养的|的)?(?P<chain>{_LINK}(?:的(?!(?:{_PETS}))(?:{_ROLE}|{_RELATION})(?:{_NICKNAME})?)*)"
+    rf"^我(?:们家|们|家)?(?:养的|的)?(?P<chain>{_LINK}(?:的(?!(?:{_PETS}))(?:{_ROLE}|{_RELATION})(?:{_NICKNAME})?)*)"
     r"(?P<rest>.+)$"
 )
 _ZH_NAME = r"[\u4e00-\u9fffA-Za-z·][\u4e00-\u9fffA-Za-z· ]{0,9}"
@@ -219,7 +219,10 @@ _PERSON_SAID = (
      "past occupation", 0.88),
     (rf"{_BEFORE}在(?P<x>.{{1,16}}?)(?:工作|上班|任职|任教|就职|打工)(?:过)?", "past employer",
      0.88),
+    (rf"{_BEFORE}在(?P<o>.{{1,12}}?)(?:做|当|干)(?P<x>.{{1,10}})", "past occupation", 0.88),
     (r"(?:现在|目前)?是(?:一名|一位|一个|名|位)(?P<x>[^，。]{1,12})", "occupation", 0.88),
+    (r"(?:现在|目前|还)?(?:在读|正在读)(?P<x>研究生|博士|硕士|本科|大学|高中|初中)", "school",
+     0.88),
     # Their home: "我奶奶家在一个山村里".
     (r"(?:的)?家(?:就)?(?:在|住在|位于)(?P<x>.{1,20})", "home", 0.88),
     (rf"的?(?P<a>{_ATTR_WORD}){_ATTR_END}(?P<x>.{{1,30}})", "{a}", 0.88),
@@ -370,6 +373,7 @@ def _thing(parts: list[str], mine: bool, kind: str) -> Subject | None:
     if kind == "item":
         last = re.sub(r"^(?:新|旧|二手)(?=.)", "", last)  # "我的新车": the car
     owners = [_PICK.sub("", p) for p in parts[:-1] if not (_MODIFIER.match(p) or _WHEN.match(p))]
+    owners = [p for p in owners if p]  # "这次的技术沙龙": 这次 says which one
     heads = {"event": EVENT_HEADS, "item": ITEM_HEADS, "place": PLACE_HEADS}[kind]
     head = _ends(last, heads)
     if not head or (kind == "item" and not mine):
@@ -401,7 +405,7 @@ def subject(text: str) -> Subject | None:
 
 
 # Attributes that say how a thing is doing right now, not what it is ("电量只有百分之十").
-_PASSING = re.compile(r"^(?:电量|电|信号|状态|温度|网速|声音|屏幕碎)")
+_PASSING = re.compile(r"^(?:电量|电池电量|信号|状态|温度|网速|声音|屏幕碎)")
 
 
 def _unknown_attr(parts: list[str], mine: bool) -> Subject | None:
@@ -412,7 +416,10 @@ def _unknown_attr(parts: list[str], mine: bool) -> Subject | None:
         for head in sorted(heads, key=len, reverse=True):
             at = last.find(head)
             word = last[at + len(head) :] if at > 0 or at == 0 and len(head) > 1 else ""
-            if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", word) and not _PASSING.match(word):
+            heads = EVENT_HEADS + ITEM_HEADS + PLACE_HEADS
+            if _PASSING.match(word) or _AUX.search(word) or _ends(word, heads):
+                continue  # "公司年会将": an event, not the company's "年会将"
+            if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", word):
                 found = _thing([*parts[:-1], last[: at + len(head)]], mine, kind)
                 if found:
                     found.attr = word
@@ -433,7 +440,8 @@ _DURATION = re.compile(
 _HOST = re.compile(r"(?P<x>.{1,12}?)(?P<v>主持|负责|组织|主办|承办|牵头|策划|带队|安排)")
 _SCALE = re.compile(
     rf"(?:大约|大概|约|将近|近|超过)?(?P<x>(?:{_N}多?(?:个|位|名)?|上百|几十|几百)"
-    r"(?:人|客户|嘉宾|来宾|宾客|同事|观众|学生|家长|选手|游客|员工|会员|代表|专家))"
+    r"(?:人|客户|嘉宾|来宾|宾客|同事|观众|学生|家长|选手|游客|员工|会员|代表|专家)"
+    r"|(?:\d+|[一二两三四五六七八九十百千]+)多?(?:位|名)[\u4e00-\u9fff]{1,3}?)"
     r"(?:左右)?(?:参加|参与|出席|报名|到场|参会)?"
 )
 _WHEN_IN = re.compile(
@@ -481,8 +489,8 @@ def _place(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
 
 _MOVED = ("改到了", "改到", "改在", "改成了", "改成", "推迟到了", "推迟到", "延期到了", "延期到",
           "提前到了", "提前到", "挪到了", "挪到")  # fmt: skip
-_COMES = ("有", "来", "大约有", "大概有", "约有", "共有", "一共有", "预计有", "将有", "会有", "会来",
-          "将迎来")  # fmt: skip
+_COMES = ("有", "来", "大约有", "大概有", "约有", "共有", "一共有", "预计有", "将有", "会有",
+          "会来", "将迎来")  # fmt: skip
 
 
 def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
@@ -503,7 +511,7 @@ def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
 
 
 # "年会将在会展中心举行": 将 belongs to neither side, 举行 says nothing more than 在.
-_AUX = re.compile(r"(?:将会|即将|将|会|要|预计|计划|已经|已|还)$")
+_AUX = re.compile(r"(?:大约|大概|预计|约)?(?:将会|即将|将|会|要|预计|计划|已经|已|还)$")
 _HELD = re.compile(r"(?:隆重)?(?:举行|召开|举办|进行|开幕|开始|开)$")
 
 
@@ -514,7 +522,10 @@ def things(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     head, verb = text[: m.start()], m[0]
     if verb in ("会有", "会来") and subject(head + "会"):  # "年会有三百人": the 年会 has
         head, verb = head + "会", verb[1:]
-    if not (sub := subject(head) or subject(_AUX.sub("", head))):  # "同学会" keeps its 会
+    # "年会将在…": 将 is neither side's; but "同学会在…" keeps its 会.
+    if not (sub := subject(head)) and _AUX.search(head):
+        sub = subject(_AUX.sub("", head))
+    if sub is None:
         return []
     value = zh_clean(text[m.end() :])
     if sub.kind == "event":

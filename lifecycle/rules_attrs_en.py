@@ -36,7 +36,9 @@ PEOPLE_ATTRS = {
     "blood type": "blood type", "grade": "grade",
 }  # fmt: skip
 ITEM_ATTRS = {"brand": "brand", "model": "model", "colour": "colour", "color": "colour",
-              "price": "price", "size": "size", "name": "name"}  # fmt: skip
+              "price": "price", "size": "size", "name": "name", "range": "range",
+              "battery life": "battery", "capacity": "capacity", "memory": "memory",
+              "storage": "storage", "weight": "weight", "mileage": "mileage"}  # fmt: skip
 PLACE_ATTRS = {
     "name": "name", "address": "address", "location": "address",
     "opening hours": "opening hours", "hours": "opening hours", "phone number": "phone",
@@ -99,6 +101,16 @@ QUALIFIERS = {
     "old": "old", "childhood": "childhood", "current": "current", "work": "work",
 }  # fmt: skip
 _PEOPLE_REL = _alt(k for k, v in EN_RELATIONS.items() if group_of(v) == "people")
+# A person named by what they do for the person: "my personal trainer", "my financial
+# advisor", "our nanny" (keyed by the words: "people: personal trainer: height").
+ROLE_ENDS = (
+    "trainer", "advisor", "adviser", "instructor", "tutor", "nanny", "lawyer", "attorney",
+    "accountant", "doctor", "physician", "physio", "physiotherapist", "pediatrician",
+    "dermatologist", "driver", "chauffeur", "realtor", "agent", "housekeeper", "babysitter",
+    "cleaner", "hairdresser", "barber", "stylist", "caregiver", "nurse", "coach",
+    "counsellor", "counselor", "consultant", "planner", "secretary", "assistant",
+)  # fmt: skip
+_ROLE = rf"(?:(?!(?:{_REL})\b)[a-z-]+\s+)?(?:{_alt(ROLE_ENDS)})"
 _QUALIFIED = re.compile(
     rf"^(?P<my>my|our)\s+(?P<q>{_alt(QUALIFIERS)})\s*(?=(?:{_PEOPLE_REL})\b)", re.I
 )
@@ -146,13 +158,17 @@ def _add(who: Ctx, predicate: str, text: str, conf: float, pattern: str) -> list
 _PERSON = re.compile(
     rf"^(?:my|our)\s+{_MOD}(?P<r>{_REL})(?:'s|’s)\s+(?P<a>{_alt(PEOPLE_ATTRS)})\s+{_IS}\s+"
     rf"(?:on\s+)?(?P<x>.+)$|"
-    rf"^(?:my|our)\s+{_MOD.replace('mod', 'mod2')}(?P<r2>{_REL})(?P<rest>(?:'s|’s)?\s+.+)$",
+    rf"^(?:my|our)\s+{_MOD.replace('mod', 'mod2')}(?P<r2>{_REL}|{_ROLE})"
+    rf"(?P<rest>(?:'s|’s)?\s+.+)$",
     re.I,
 )
 _PERSON_SAID = (
     (r"(?:is|'s)\s+(?P<x>[\d.]+\s*(?:m|cm|meters?|metres?|feet|foot|ft)\b.*?)\s*tall", "height"),
     (r"(?:is|'s)\s+(?P<x>\d'\s*\d{1,2}\"?)(?:\s+tall)?", "height"),
     (r"works\s+as\s+(?:a|an)\s+(?P<x>.+)", "occupation"),
+    (r"used\s+to\s+(?:be|work\s+as)\s+(?:a|an)\s+(?P<x>.+)", "past occupation"),
+    (r"used\s+to\s+work\s+(?:at|for|in)\s+(?P<x>.+)", "past employer"),
+    (r"(?:'s|’s)\s+(?:house|home|place)\s+(?:is|was)\s+(?P<x>(?:in|on|at|near|by)\s+.+)", "home"),
     (r"(?:is|'s)\s+(?:studying|doing\s+(?:a|an|his|her|their)\s+\w+)\s+(?P<x>.+\s+(?:at|in)\s+.+)",
      "school"),
     (r"(?:is|'s)\s+in\s+(?P<x>(?:\w+\s+grade|grade\s+\w+|year\s+\w+|(?:first|second|third|"
@@ -188,7 +204,7 @@ def _people(text: str, who: Ctx, qualifier: str = "") -> list[RuleCandidate]:
     if m is None:
         return []
     word = m["r"] or m["r2"]
-    relation = EN_RELATIONS[word.lower()]
+    relation = EN_RELATIONS.get(word.lower(), word.lower())  # a role is its own words
     group, mod = group_of(relation), m["mod"] or m["mod2"]
     base = f"{group}: {qualifier + ' ' if qualifier else ''}{mod.lower() + ' ' if mod else ''}"
     base += relation
@@ -253,6 +269,9 @@ _ITEM_SAID = (
     (rf"^{_MINE}\s+{_IS}\s+(?:made\s+by|an?\s+\S+\s+(?=model\b|brand\b))(?P<x>.+)$", "brand"),
     (rf"^{_MINE}\s+{_IS}\s+(?P<x>(?:made\s+in|imported\s+from)\s+.+)$", "origin"),
     (rf"^{_MINE}\s+{_IS}\s+(?P<x>(?:a|an)\s+.+)$", ""),
+    (rf"^{_MINE}\s+has\s+(?:a|an)\s+(?P<a>{_alt(ITEM_ATTRS)})\s+of\s+(?P<x>.+)$", "{a}"),
+    (rf"^{_MINE}\s+has\s+(?P<x>[\d.,]+\s*(?:GB|TB|MB|G|T|mAh|km|kilometers|kilometres|miles|"
+     rf"litres|liters|L|hp|MP|megapixels)\b.*)$", "specs"),
 )  # fmt: skip
 
 
@@ -261,6 +280,12 @@ def items(text: str, who: Ctx) -> list[RuleCandidate]:
         if (m := re.match(pattern, text, re.I)) and (m["my"] or m["rel"]):
             if attribute == "{a}":
                 attribute = ITEM_ATTRS[m["a"].lower()]
+            if attribute == "specs":  # "has 16 GB of RAM", "has 80 km of range"
+                said_of = re.search(r"RAM|memory|storage|SSD|range|battery", m["x"], re.I)
+                words = {"ram": "memory", "ssd": "storage", "battery": "battery"}
+                attribute = (
+                    words.get(said_of[0].lower(), said_of[0].lower()) if said_of else "specs"
+                )
             name = key(m["i"] or "")
             predicate = f"item: {name}" + (f": {attribute}" if attribute else "")
             conf = 0.85 if not attribute else 0.88
@@ -290,6 +315,11 @@ _PLACE_SAID = (
     (rf"^the\s+(?P<a>{_alt(PLACE_ATTRS)})\s+of\s+{_OURS}\s+{_IS}\s+(?P<x>.+)$", "{a}"),
     (rf"^{_OURS}\s+{_IS}\s+(?:called|named)\s+(?P<x>.+)$", "name"),
     (rf"^{_OURS}\s+{_IS}\s+(?P<x>(?:{_WHERE})\b.+|right\s+(?:{_WHERE})\b.+)$", ""),
+    (
+        rf"^{_OURS}\s+(?:opens|closes|is\s+open|is\s+closed)\s+(?P<x>(?:at|on|from|until|till|"
+        rf"every|daily|24)\b.+)$",
+        "opening hours",
+    ),
 )
 
 
@@ -332,6 +362,8 @@ def places(text: str, who: Ctx) -> list[RuleCandidate]:
 
 _EVENT = rf"(?P<e>(?:[\w'-]+\s+){{0,3}}?(?:{_alt(EVENTS)}))"
 _THE = r"(?:this\s+year's|next\s+week's|tomorrow's|the|our|my|this|(?:\w+)'s)\s+"
+# "the client dinner next week will have ...": which one, not part of its name.
+_WHICH = r"(?:\s+(?:next|this|last)\s+(?:week|month|year|weekend|\w+day)|\s+tomorrow|\s+tonight)?"
 _EVENT_SAID = (
     (rf"^{_THE}{_EVENT}(?:'s|’s)\s+(?P<a>{_alt(EVENT_ATTRS)})\s+{_IS}\s+(?P<x>.+)$", "{a}"),
     (rf"^the\s+(?P<a>{_alt(EVENT_ATTRS)})\s+(?:of|for)\s+{_THE}{_EVENT}\s+{_IS}\s+(?P<x>.+)$",
@@ -339,7 +371,7 @@ _EVENT_SAID = (
     (rf"^(?P<x>(?:about|around|roughly|some|over|nearly|almost)?\s*[\w-]+\s+people)\s+"
      rf"(?:will\s+|are\s+going\s+to\s+|are\s+)?(?:attend(?:ing)?|come\s+to|coming\s+to|join(?:ing)?|"
      rf"signed\s+up\s+for)\s+{_THE}{_EVENT}$", "scale"),
-    (rf"^{_THE}{_EVENT}\s+(?:will\s+have|has|expects|is\s+expecting)\s+(?P<x>.*\b(?:people|"
+    (rf"^{_THE}{_EVENT}{_WHICH}\s+(?:will\s+have|has|expects|is\s+expecting)\s+(?P<x>.*\b(?:people|"
      rf"runners|participants|attendees|guests|visitors|players|teams|entrants|delegates)\b.*)$",
      "scale"),
     (rf"^{_THE}{_EVENT}\s+(?:lasts|will\s+last|takes|will\s+take|runs\s+for|is\s+going\s+to\s+"

@@ -245,3 +245,65 @@ def test_a_description_of_ones_own_place_waits_for_review_and_a_complaint_gives_
     assert 0.60 <= described.confidence < 0.85  # the person's view: theirs to confirm
     assert extract("我们小区的花园好乱。", now=SAID) == []
     assert extract("我的电脑好卡。", now=SAID) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "predicate", "content"),
+    [
+        (
+            "我的投资顾问在招商银行工作",
+            "people: 投资顾问: employer",
+            "用户的投资顾问在招商银行工作",
+        ),
+        ("我家的保姆以前是一名护士", "people: 保姆: past occupation", "以前是一名护士"),
+        ("我的私人医生姓陈", "people: 私人医生: surname", "姓陈"),
+        ("我外公以前在煤矿工作", "family: maternal grandfather: past employer", "煤矿"),
+        ("我奶奶家在一个山村里", "family: grandmother: home", "山村"),
+        ("My financial advisor works at HSBC.", "people: financial advisor: employer", "HSBC"),
+        ("my grandma's house is in a mountain village", "family: grandmother: home", "village"),
+    ],
+)
+def test_a_person_named_by_their_role_is_a_person_and_keeps_the_verb_said(text, predicate, content):
+    found = extract(text, now=SAID)
+    assert [c.predicate for c in found] == [predicate]
+    assert content in found[0].content and "是招商银行" not in found[0].content
+
+
+def test_the_longest_attribute_word_wins_and_an_unknown_one_waits_for_review():
+    (years,) = extract("我师傅的工作年限有十五年了", now=SAID)
+    assert years.predicate == "people: mentor: years in work"
+    (motor,) = extract("我的电动车电机有八百瓦", now=SAID)
+    assert motor.predicate == "item: 电动车: 电机" and 0.6 <= motor.confidence < 0.85
+    (range_,) = extract("我的电动车续航有八十公里", now=SAID)
+    assert range_.predicate == "item: 电动车: range" and range_.confidence >= 0.85
+
+
+def test_a_moved_event_supersedes_its_old_time():
+    chat = session()
+    say("年会定在下周五晚上七点。", chat)
+    say("年会改到了下周六。", chat)
+    plans = Fact.objects.filter(predicate="plan: 年会")
+    assert [f.status for f in plans.order_by("created_at")] == [
+        FactStatus.SUPERSEDED,
+        FactStatus.ACTIVE,
+    ]
+    assert "下周六" in plans.get(status=FactStatus.ACTIVE).content
+
+
+def test_a_change_of_diet_with_a_start_time_supersedes_and_keeps_the_time():
+    chat = session()
+    say("我很喜欢吃夜宵。", chat)
+    say("我从去年开始不吃夜宵了。", chat)
+    active = Fact.objects.get(predicate="preference: 夜宵", status=FactStatus.ACTIVE)
+    assert "不再" in active.content and "2025" in active.content
+    assert Fact.objects.filter(predicate="preference: 夜宵").count() == 2
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["我的律师说这个案子很难打。", "现在的私人医生都很贵。", "你家附近的超市几点关门？",
+     "我的手机电量只有百分之五了。", "我的车油耗有点高。",
+     "My lawyer thinks the contract is unfair.", "Personal trainers are expensive in this city."],
+)  # fmt: skip
+def test_roles_in_opinions_generic_statements_and_passing_states_give_nothing(text):
+    assert extract(text, now=SAID) == []
