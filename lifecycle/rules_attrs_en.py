@@ -348,7 +348,10 @@ def places(text: str, who: Ctx) -> list[RuleCandidate]:
     ):
         return _add(who, f"place: {key(m['n'])}", text, 0.88, "en:place-nearby")
     for pattern, attribute in _PLACE_SAID:
-        if (m := re.match(pattern, text, re.I)) and not _TIME.search(m["x"]):
+        m = re.match(pattern, text, re.I)
+        # A time after a place is an event's ("the gym is on Monday"), unless it is its hours.
+        timed = attribute != "opening hours" and _TIME.search(m["x"]) if m else False
+        if m and not timed:
             if attribute == "{a}":
                 attribute = PLACE_ATTRS[m["a"].lower()]
             predicate = f"place: {_place_key(m)}" + (f": {attribute}" if attribute else "")
