@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from lifecycle import ruledates, rules_attrs, rules_attrs_en, rules_life
-from lifecycle.rulebase import DAY, PERMANENT, RuleCandidate  # noqa: F401  (re-exported)
+from lifecycle.rulebase import DAY, PERMANENT, RuleCandidate, zh_about  # noqa: F401  (re-exported)
 from lifecycle.rulebase import Ctx as _Ctx
 from lifecycle.rulebase import make as _c
 
@@ -625,6 +625,36 @@ def _joined(parts: list[Clause]) -> list[Clause]:
     return out
 
 
+_ZH_PAST = re.compile(r"我(?:以前|过去|原来|曾经|之前)(?P<old>.+)")
+_ZH_NOW = re.compile(r"(?:但|可|不过|而)?(?:我)?现在(?:我)?(?P<new>.+)")
+
+
+def _then_now(parts: list[Clause]) -> list[Clause]:
+    """ "我以前每天喝三杯咖啡，现在只喝一杯了" is one statement: the second clause has no
+    subject, and the first alone would keep a habit the person has changed."""
+    out: list[Clause] = []
+    for clause in parts:
+        if out and _ZH_PAST.fullmatch(out[-1].text) and _ZH_NOW.fullmatch(clause.text):
+            out[-1] = Clause(out[-1].text + "，" + clause.text, clause.question, clause.lang)
+        else:
+            out.append(clause)
+    return out
+
+
+def _changed(clause: Clause, who: _Ctx, now: datetime, whole: str) -> list[RuleCandidate] | None:
+    """What a joined "以前 X，现在 Y" says now: Y read as a statement of its own when it is
+    one ("现在住在杭州"), else X's candidate carrying the whole sentence ("现在只喝一杯了")."""
+    old, _, new = clause.text.partition("，")
+    if not (_ZH_PAST.fullmatch(old) and (m := _ZH_NOW.fullmatch(new))):
+        return None
+    current = _one(Clause("我现在" + m["new"], clause.question, "zh"), who, now, whole)
+    if current:
+        return current
+    said = zh_about(clause.text, who)
+    before = _one(Clause(old, clause.question, "zh"), who, now, whole)
+    return [replace(c, content=said) for c in before]
+
+
 def extract(text: str, name: str = "", now: datetime | None = None) -> list[RuleCandidate]:
     """Candidates stated in `text` (one user turn); `name` is the person's display name and
     `now` when it was said (relative times: "last month", "下周六")."""
@@ -632,7 +662,7 @@ def extract(text: str, name: str = "", now: datetime | None = None) -> list[Rule
     now = now or datetime.now()
     found: list[RuleCandidate] = []
     carry = False  # a bare "记住：" / "remember:" applies to the clause after it
-    for clause in _joined(clauses(text)):
+    for clause in _then_now(_joined(clauses(text))):
         rest = _remember(clause)
         if rest == "":
             carry = True
@@ -646,7 +676,8 @@ def extract(text: str, name: str = "", now: datetime | None = None) -> list[Rule
                 ]
             found += _explicit(inner)
         else:
-            one = _one(clause, who, now, text)
+            one = _changed(clause, who, now, text)
+            one = _one(clause, who, now, text) if one is None else one
             found += _explicit(one) if carry else one
         carry = False
     return _unique(found)

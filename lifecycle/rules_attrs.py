@@ -90,6 +90,7 @@ ITEM_HEADS = (
     "打印机", "吸尘器", "咖啡机", "微波炉", "烤箱", "空气净化器", "无人机", "滑板", "手办",
     "娃娃", "玩具", "书", "表", "iPad", "Kindle", "Switch", "跑步机", "空气炸锅", "电饭煲",
     "锅", "扫地机", "投影仪", "路由器", "净水器", "热水器", "电动牙刷", "吹风机", "茶具",
+    "手环", "钥匙扣", "挂件", "摆件", "平衡车", "电子书", "音响", "充电宝", "U盘", "硬盘",
 )  # fmt: skip
 PLACE_HEADS = (
     "健身房", "咖啡店", "咖啡馆", "餐厅", "饭店", "饭馆", "面馆", "酒吧", "超市", "商场",
@@ -107,7 +108,7 @@ EVENT_HEADS = (
     "旅行", "旅游", "派对", "晚会", "年会", "庆典", "party", "沙龙", "路演", "发布会",
     "答辩", "课", "训练营", "马拉松", "体检", "复查", "手术", "约会", "饭局", "酒局",
     "生日宴", "满月酒", "婚宴", "同学会", "见面会", "分享会", "评审", "评审会", "开幕式",
-    "闭幕式", "节", "赛",
+    "闭幕式", "节", "赛", "春游", "秋游", "郊游", "开放日", "家长会", "野餐", "徒步", "研学",
 )  # fmt: skip
 _RELATION = "|".join(sorted(map(re.escape, ZH_RELATIONS), key=len, reverse=True))
 # A qualifier before a relation of the people group says which one: "大学室友", "高中的班主任",
@@ -166,7 +167,8 @@ _VERBS = (
     "的名字叫", "名字叫", "名叫", "叫做", "大约有", "大概有", "约有", "共有", "一共有", "是在",
     "定在", "定于", "位于", "就在", "一共持续", "共持续", "大约需要", "大概需要", "持续", "历时",
     "为期", "改到了", "改到", "改在", "改成了", "改成", "推迟到了", "推迟到", "延期到了", "延期到",
-    "提前到了", "提前到", "挪到了", "挪到", "预计有", "将有", "会有", "会来", "将迎来",
+    "提前到了", "提前到", "挪到了", "挪到", "预计有", "将有", "会有", "会来", "将迎来", "安排在",
+    "一共来了", "来了",
     "是", "为", "叫", "姓", "在", "有", "花了", "由", "需要",
 )  # fmt: skip
 _SPLIT = re.compile("|".join(map(re.escape, _VERBS)))
@@ -240,6 +242,10 @@ _PERSON_SAID = (
     (r"(?:现在|目前|自己|如今)?(?:在.{1,8}?)?(?:开了|开着|经营着?|开)(?:一|两|几)?(?:家|个|间|所|座)"
      r"(?P<x>.{1,16})", "business", 0.88),
     (r"(?:现在|目前)?住在(?P<x>.{1,16})", "location", 0.88),
+    # "现在在加拿大定居", "搬到了杭州": where they live now.
+    (r"(?:现在|目前|如今|已经)?在(?P<x>.{1,16}?)(?:定居|生活|居住|安家)了?", "location", 0.88),
+    (r"(?:现在|目前|已经)?(?:定居|移居|搬)(?:在|于|到|去)了?(?P<x>.{1,16}?)(?:定居|生活|住)?了?",
+     "location", 0.88),
     (r"(?:来自|是)(?P<x>.{1,8}?)人", "hometown", 0.85),
     (r"是做(?P<x>.{1,10}?)的", "occupation", 0.88),
     (r"(?:特别|很|最|非常|超)?(?:喜欢|爱)(?P<x>.{1,12})", "likes", 0.85),
@@ -490,7 +496,7 @@ def _place(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
 _MOVED = ("改到了", "改到", "改在", "改成了", "改成", "推迟到了", "推迟到", "延期到了", "延期到",
           "提前到了", "提前到", "挪到了", "挪到")  # fmt: skip
 _COMES = ("有", "来", "大约有", "大概有", "约有", "共有", "一共有", "预计有", "将有", "会有",
-          "会来", "将迎来")  # fmt: skip
+          "会来", "将迎来", "一共来了", "来了")  # fmt: skip
 
 
 def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
@@ -498,8 +504,9 @@ def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
         return EVENT_ATTRS[sub.attr], 0.88
     if verb in _MOVED and (_CLOCK.search(value) or _WHEN_IN.search(value)):
         return "time", 0.88  # a new time: the same key, so it supersedes the old one
-    if verb in ("在", "是在", "定在", "定于"):
-        return ("time", 0.88) if _CLOCK.search(value) else ("place", 0.88)
+    if verb in ("在", "是在", "定在", "定于", "安排在"):
+        timed = _CLOCK.search(value) or _WHEN_IN.search(value) or _MONTH_PART.search(value)
+        return ("time", 0.88) if timed else ("place", 0.88)
     if verb == "由" and _HOST.fullmatch(value):
         return ("organiser" if _HOST.fullmatch(value)["v"] in ("组织", "主办", "承办") else
                 "host"), 0.88  # fmt: skip
@@ -508,6 +515,10 @@ def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
     if verb in _LASTS and _DURATION.fullmatch(value):
         return "duration", 0.88
     return None
+
+
+# "四月中旬", "月底": a time, not a place.
+_MONTH_PART = re.compile(r"(?:月|年)(?:初|底|末|中|中旬|上旬|下旬|份)")
 
 
 # "年会将在会展中心举行": 将 belongs to neither side, 举行 says nothing more than 在.

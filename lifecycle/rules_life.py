@@ -1012,6 +1012,7 @@ class _Zh:
         # The person and the adverbs around the time phrase go ("我都会去爬山" -> "去爬山");
         # a 会 inside the activity stays ("开会").
         activity = re.sub(r"^我|我(?=都|会|也)|(?:早上|晚上|中午|下午|凌晨)", "", activity)
+        activity = re.sub(r"^(?:以前|过去|原来|曾经|之前)", "", activity)  # the same habit, then
         activity = re.sub(r"^(?:我|都|也|会|还|要|固定)+", "", activity)
         activity = _ZH_CLOCK.sub(lambda c: c["v"], activity)
         activity = _zh_clean(activity)
