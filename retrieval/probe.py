@@ -32,6 +32,7 @@ def vector_table_problem() -> str | None:
         if missing:
             return _("vector storage table missing: %(tables)s") % {"tables": ", ".join(missing)}
         _query(definition)
+        return _lost_rows()
     except DatabaseError as exc:
         return _("vector table query failed: %(error)s") % {"error": exc}
     return None
@@ -99,6 +100,24 @@ def _query(definition: str) -> None:
             [probe.tobytes()],
         )
         cur.fetchall()
+
+
+def _lost_rows() -> str | None:
+    """search_vec with its rows gone (search_vec_rowids emptied) still answers every query,
+    with nothing. The first and last vectors search_vecf stores must be indexed: two point
+    reads, where counting search_vecf would read every stored vector."""
+    with connection.cursor() as cur:
+        cur.execute("SELECT min(doc_id), max(doc_id) FROM search_vecf")
+        ends = [doc_id for doc_id in cur.fetchone() if doc_id is not None]
+        for doc_id in ends:
+            cur.execute(f"SELECT 1 FROM {TABLE}_rowids WHERE rowid = %s", [doc_id])
+            if cur.fetchone() is None:
+                cur.execute(f"SELECT count(*) FROM {TABLE}_rowids")
+                return _(
+                    "the vector table lost rows (it indexes %(count)d vectors, not item "
+                    "%(doc)d's); run manage.py reindex"
+                ) % {"count": cur.fetchone()[0], "doc": doc_id}
+    return None
 
 
 def _first_vector(definition: str) -> tuple[str, int]:

@@ -99,6 +99,8 @@ def reindex(
         summary.reset, state = True, indexing.vector_state()
     vectors = bool(state and state.ok)
     summary.removed += remove_strays()
+    if vectors:
+        _forget_lost_vectors()
     work = []
     for k in summary.kinds:
         todo, gone, examined = plan(k, vectors)
@@ -253,11 +255,28 @@ def _check_kind(kind: str, vec_ids: set[int], fts_ids: set[int], vectors: bool) 
     return report
 
 
+def _forget_lost_vectors() -> None:
+    """Items whose vector the vector table lost are embedded again: their hash said done."""
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT doc_id FROM search_vecf "
+            "WHERE doc_id NOT IN (SELECT rowid FROM search_vec_rowids)"
+        )
+        lost = [row[0] for row in cur.fetchall()]
+    SearchDoc.objects.filter(id__in=lost).update(embedded_hash="", embedded_at=None)
+
+
+def _indexed_vectors() -> set[int]:
+    """Stored vectors that search_vec also indexes: one only in search_vecf is missing (the
+    vector table lost its row), so a repair writes it again."""
+    return _ids("SELECT doc_id FROM search_vecf") & _ids("SELECT rowid FROM search_vec_rowids")
+
+
 def check(kind: str | None = None) -> CheckReport:
     """What is missing from or stale in either index (read-only)."""
     userdict.ensure_loaded()
     state = indexing.vector_state()
-    vec_ids = _ids("SELECT doc_id FROM search_vecf") if state.ok else set()
+    vec_ids = _indexed_vectors() if state.ok else set()
     fts_ids = _ids("SELECT rowid FROM search_fts")
     reports = [_check_kind(k, vec_ids, fts_ids, state.ok) for k in _kinds(kind)]
     doc_ids = set(SearchDoc.objects.values_list("id", flat=True))

@@ -96,3 +96,35 @@ def test_the_probe_knows_every_storage_table_sqlite_vec_made(db):
     made = {name for name in existing if name.startswith("search_vec_") and "_log" not in name}
     made -= {"search_vec_epoch"}
     assert set(shadow_tables(definition)) == made
+
+
+@override_settings(SEARCH_VECTOR_MATRIX=False)
+def test_it_says_degraded_when_the_vector_table_lost_its_rows(client, indexed):
+    # The storage tables answer queries, but the vectors they index are gone: every KNN
+    # query now finds nothing, which is not "ok".
+    sql("DELETE FROM search_vec_rowids")
+    body = client.get("/api/v1/health").json()
+    assert body["vector"] == "degraded"
+    assert "lost rows" in body["degraded_reason"]
+
+
+@override_settings(SEARCH_VECTOR_MATRIX=False)
+def test_reindex_check_counts_vectors_the_vector_table_lost(indexed):
+    from retrieval import reindex
+
+    sql("DELETE FROM search_vec_rowids")
+    report = reindex.check()
+    assert sum(r.missing_vectors for r in report.kinds) == 1
+
+
+@override_settings(SEARCH_VECTOR_MATRIX=False)
+def test_reindex_writes_the_lost_vectors_again(client, indexed):
+    from retrieval import reindex
+
+    sql("DELETE FROM search_vec_rowids")
+    reindex.reindex()
+    assert vector_table_problem() is None
+    assert reindex.check().problems == 0
+    with connection.cursor() as cur:
+        cur.execute("SELECT count(*) FROM search_vec")
+        assert cur.fetchone()[0] == 1
