@@ -46,14 +46,25 @@ class Entry:
     revision: int
     before: str | None  # None: the file did not exist
     after_sha: str
+    # The revision's own text, when the file is not the card itself (the archive file a
+    # card's metabolism writes); the card's text otherwise.
+    revision_sha: str = ""
 
     def forget(self) -> None:
         self.staged.unlink(missing_ok=True)
         self.path.unlink(missing_ok=True)
 
 
-def begin(card: str, target: Path, revision: int, before: str | None, after: str) -> Entry:
-    """Record the undo durably, before anything touches the card file."""
+def begin(
+    card: str,
+    target: Path,
+    revision: int,
+    before: str | None,
+    after: str,
+    revision_text: str | None = None,
+) -> Entry:
+    """Record the undo durably, before anything touches the card file. `revision_text` is
+    the revision's content when `target` is another file that revision commits."""
     name = f"{time.time_ns()}-{revision}-{secrets.token_hex(4)}"  # sorts in the order written
     entry = Entry(
         folder() / f"{name}.json",
@@ -63,6 +74,7 @@ def begin(card: str, target: Path, revision: int, before: str | None, after: str
         revision,
         before,
         _sha(after),
+        _sha(after if revision_text is None else revision_text),
     )
     data = {
         "card": card,
@@ -71,6 +83,7 @@ def begin(card: str, target: Path, revision: int, before: str | None, after: str
         "revision": revision,
         "before": before,
         "after_sha": entry.after_sha,
+        "revision_sha": entry.revision_sha,
     }
     entry.path.parent.mkdir(parents=True, exist_ok=True)
     partial = entry.path.with_suffix(".part")  # a half-written record is never read back
@@ -93,6 +106,7 @@ def _load(path: Path) -> Entry | None:
             int(data["revision"]),
             data["before"],
             data["after_sha"],
+            data.get("revision_sha") or data["after_sha"],
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -110,7 +124,7 @@ def _committed(entry: Entry) -> bool:
     """Did this record's revision commit? A rolled-back id can be reused, so the card and the
     content must match too."""
     revision = CardRevision.objects.filter(pk=entry.revision, card=entry.card).first()
-    return revision is not None and _sha(revision.content) == entry.after_sha
+    return revision is not None and _sha(revision.content) == entry.revision_sha
 
 
 def _needs_undo(tail: list[Entry], current: str) -> bool:

@@ -27,7 +27,7 @@ from django.utils.functional import Promise
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from curator import cards, writepath
+from curator import card_journal, cards, writepath
 from curator.models import Actor, CardAuthor, Fact, FactType, Owner, Priority, Scope, Source
 from curator.writepath import Candidate
 
@@ -330,8 +330,6 @@ def apply(
         transaction.atomic(),
     ):
         for change in current.changes:
-            if change.archive:
-                cards.atomic_write(*change.archive)
             for index, content in enumerate(change.new_facts):
                 writepath.propose(
                     Candidate(
@@ -346,8 +344,20 @@ def apply(
                     owner=owner,
                     operation_id=f"{op}:insight:{index}",
                 )
-            cards.save(change.key, change.after, author, base=change.before, note="metabolism")
+            revision = cards.save(
+                change.key, change.after, author, base=change.before, note="metabolism"
+            )
+            if change.archive and revision is not None:
+                _write_archive(*change.archive, revision)
     return current
+
+
+def _write_archive(path: Path, text: str, revision) -> None:
+    """The archive file, journaled with the revision that cut its lines from the card: a
+    kill -9 before that commit leaves a record the next start uses to remove the file."""
+    entry = card_journal.begin(revision.card, path, revision.pk, None, text, revision.content)
+    cards.atomic_write(path, text)
+    transaction.on_commit(entry.forget, robust=True)
 
 
 class _remove_on_error:

@@ -74,6 +74,54 @@ def test_the_repair_never_undoes_an_edit_made_after_the_killed_save(saved_once, 
     assert state["files"] == ["memory/shared/User.md"]
 
 
+LONG_PROJECT = r"""
+from curator import cards
+from curator.models import CardAuthor
+weeks = [f"## Week {n}\n" + "".join(f"- note {n}.{i}\n" for i in range(10)) for n in range(12)]
+cards.save("project", "# Orchard\n\n" + "\n".join(weeks), CardAuthor.PERSON)
+"""
+METABOLISM = """
+from curator import metabolism
+metabolism.apply(None)
+"""
+
+
+@pytest.fixture(scope="module")
+def long_project(tmp_path_factory):
+    """An install whose Project.md is over its 100 lines: metabolism archives a part."""
+    data = tmp_path_factory.mktemp("long-project") / "data"
+    migrate(data)
+    result = run(data, LONG_PROJECT)
+    assert result.returncode == 0, result.stderr
+    return data
+
+
+def project_state(data) -> tuple[str, list[str]]:
+    """Project.md and the archive files, as the next start leaves them."""
+    next_start(data)  # the start-up repair
+    shared = data / "memory" / "shared"
+    archives = sorted(p.name for p in (shared / "archive").glob("*")) if shared.exists() else []
+    return (shared / "Project.md").read_text(), archives
+
+
+def test_metabolism_killed_before_its_commit_leaves_no_archive_file(long_project, tmp_path):
+    data = copy_data_dir(long_project, tmp_path / "data")
+    before = (data / "memory" / "shared" / "Project.md").read_text()
+    run_killed(data, "before-commit", METABOLISM)
+    project, archives = project_state(data)
+    assert project == before and archives == []
+    assert not list((data / "journal").rglob("*.json"))
+
+
+def test_metabolism_killed_after_its_commit_keeps_its_archive_file(long_project, tmp_path):
+    data = copy_data_dir(long_project, tmp_path / "data")
+    run_killed(data, "after-commit", METABOLISM)
+    project, archives = project_state(data)
+    assert len(archives) == 1 and f"archive/{archives[0]}" in project
+    assert "## Week 0" not in project
+    assert not list((data / "journal").rglob("*.json"))
+
+
 def stored_files(state: dict) -> list:
     """The attachment rows that name a file (the demo's others have none), and whether it is
     on disk."""
