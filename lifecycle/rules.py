@@ -43,6 +43,11 @@ _ZH_QUESTION = re.compile(
     r"(吗|么|呢|要不要|是不是|能不能|可不可以|会不会|有没有|什么|怎么|为什么|哪)"
 )
 _ZH_CONDITIONAL = re.compile(r"^(如果|假如|要是|假设|万一|即使|就算|如果说)")
+# "我妈说明天会下雨", "我姐说她明年要去留学": someone else's words, not the person's facts.
+_ZH_REPORTED = re.compile(
+    rf"^(?:我(?:的|家)?)?(?:{rules_life.ZH_WHO}|[姐哥弟妹]|他们?|她们?|别人|大家|人家|朋友们)"
+    r"(?:也|还|都|就|又|总)?(?:跟我|和我|对我)?(?:说(?!话)|讲(?!话)|告诉我|听说|觉得|认为)"
+)
 _EN_QUESTION = re.compile(
     r"^(do|does|did|can|could|would|will|should|is|are|was|were|what|why|how|when|where|who)\b",
     re.I,
@@ -92,7 +97,8 @@ def _skip(clause: Clause) -> bool:
     if clause.question:
         return True
     if clause.lang == "zh":
-        return bool(_ZH_CONDITIONAL.match(text) or re.search(r"(吗|呢)$", text))
+        return bool(_ZH_CONDITIONAL.match(text) or re.search(r"(吗|呢)$", text)
+                    or _ZH_REPORTED.match(text))  # fmt: skip
     return bool(_EN_QUESTION.match(text) or _EN_CONDITIONAL.match(text))
 
 

@@ -91,6 +91,9 @@ ITEM_HEADS = (
     "娃娃", "玩具", "书", "表", "iPad", "Kindle", "Switch", "跑步机", "空气炸锅", "电饭煲",
     "锅", "扫地机", "投影仪", "路由器", "净水器", "热水器", "电动牙刷", "吹风机", "茶具",
     "手环", "钥匙扣", "挂件", "摆件", "平衡车", "电子书", "音响", "充电宝", "U盘", "硬盘",
+    "钢笔", "电子琴", "小提琴", "尤克里里", "帐篷", "鱼竿", "球拍", "滑雪板", "冲锋衣", "羽绒服",
+    "手套", "墨镜", "香水", "口红", "床垫", "枕头", "窗帘", "地毯", "餐桌", "衣柜", "书桌",
+    "茶几", "鱼缸", "花瓶", "婚戒", "手柄", "主机", "阅读器", "房车", "SUV", "电动自行车",
 )  # fmt: skip
 PLACE_HEADS = (
     "健身房", "咖啡店", "咖啡馆", "餐厅", "饭店", "饭馆", "面馆", "酒吧", "超市", "商场",
@@ -99,6 +102,7 @@ PLACE_HEADS = (
     "公交站", "停车场", "广场", "步行街", "景区", "寺庙", "博物馆", "美术馆", "理发店",
     "花店", "面包店", "便利店", "药店", "球场", "办公室", "会议室", "工作室", "公司", "单位",
     "部门", "学院", "大学", "中学", "小学", "宿舍", "房子", "工厂", "写字楼", "办公楼", "园区",
+    "游泳池", "泳池", "驾校", "琴行", "俱乐部", "中心", "会所", "网吧", "书吧", "KTV",
     "摊", "楼", "店", "厂",
     "馆", "厅", "院", "场", "园", "站", "铺",
 )  # fmt: skip
@@ -109,6 +113,7 @@ EVENT_HEADS = (
     "答辩", "课", "训练营", "马拉松", "体检", "复查", "手术", "约会", "饭局", "酒局",
     "生日宴", "满月酒", "婚宴", "同学会", "见面会", "分享会", "评审", "评审会", "开幕式",
     "闭幕式", "节", "赛", "春游", "秋游", "郊游", "开放日", "家长会", "野餐", "徒步", "研学",
+    "宴", "露营", "骑行", "自驾游", "论坛", "集市", "市集", "义卖", "颁奖礼", "成人礼", "话剧",
 )  # fmt: skip
 _RELATION = "|".join(sorted(map(re.escape, ZH_RELATIONS), key=len, reverse=True))
 # A qualifier before a relation of the people group says which one: "大学室友", "高中的班主任",
@@ -118,7 +123,8 @@ QUALIFIERS = {
     "幼儿园": "kindergarten", "研究生": "graduate school", "读研时的": "graduate school",
     "大学时的": "college", "高中时的": "high school", "前": "former", "以前的": "former",
     "原来的": "former", "之前的": "former", "老": "old", "现在的": "current",
-    "公司的": "work", "单位的": "work",
+    "公司的": "work", "单位的": "work", "隔壁": "next-door", "对门": "across-the-hall",
+    "楼上": "upstairs", "楼下": "downstairs", "对面": "opposite",
 }  # fmt: skip
 _PEOPLE_REL = "|".join(
     sorted((re.escape(k) for k, v in ZH_RELATIONS.items() if group_of(v) == "people"),
@@ -440,15 +446,17 @@ _CLOCK = re.compile(
 )
 _LASTS = ("持续", "历时", "为期", "需要", "要", "大约需要", "大概需要", "一共持续", "共持续")
 _DURATION = re.compile(
-    r"(?:大约|大概|约|一共|共)?[\d一二两三四五六七八九十半几]{1,3}(?:个)?(?:多|半)?"
+    r"(?:大约|大概|约|一共|共)?[\d一二两三四五六七八九十半几]{1,3}(?:个)?(?:多|半|整)?"
     r"(?:小时|钟头|分钟|天|周|星期|个月|晚)(?:半)?(?:左右)?(?:时间)?"
 )
 _HOST = re.compile(r"(?P<x>.{1,12}?)(?P<v>主持|负责|组织|主办|承办|牵头|策划|带队|安排)")
 _SCALE = re.compile(
     rf"(?:大约|大概|约|将近|近|超过)?(?P<x>(?:{_N}多?(?:个|位|名)?|上百|几十|几百)"
     r"(?:人|客户|嘉宾|来宾|宾客|同事|观众|学生|家长|选手|游客|员工|会员|代表|专家)"
-    r"|(?:\d+|[一二两三四五六七八九十百千]+)多?(?:位|名)[\u4e00-\u9fff]{1,3}?)"
-    r"(?:左右)?(?:参加|参与|出席|报名|到场|参会)?"
+    r"|(?:\d+|[一二两三四五六七八九十百千]+)多?(?:位|名)[\u4e00-\u9fff]{1,3}?"
+    # "三百个家庭参加", "二十支队伍参赛": counted in anything, when they take part
+    rf"|{_N}多?(?:个|支|组|对|家)[\u4e00-\u9fff]{{1,4}}?(?=(?:左右)?(?:参加|参与|出席|报名|参赛)))"
+    r"(?:左右)?(?:参加|参与|出席|报名|到场|参会|参赛)?"
 )
 _WHEN_IN = re.compile(
     r"(?:下下|下|这|本)(?:个)?(?:周|星期|礼拜|月)|明天|后天|明年|[\d一二三四五六七八九十]{1,2}月|[\d一二三四五六七八九十]{1,3}[号日]"
@@ -526,7 +534,15 @@ _AUX = re.compile(r"(?:大约|大概|预计|约)?(?:将会|即将|将|会|要|�
 _HELD = re.compile(r"(?:隆重)?(?:举行|召开|举办|进行|开幕|开始|开)$")
 
 
+# An attribute word that takes its value without a verb: "培训时长两个小时" (时长为…).
+_VERBLESS = re.compile(
+    r"(?:时长|全程)(?=(?:大约|大概|约|一共|共)?[\d一二两三四五六七八九十半几整])"
+)
+
+
 def things(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
+    said = text  # the person's words; the split reads "时长两个小时" as "时长为两个小时"
+    text = _VERBLESS.sub("时长为", text)
     m = _SPLIT.search(text)
     if m is None:
         return []
@@ -551,7 +567,7 @@ def things(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     if read is None:
         return []
     attribute, conf = read
-    content = _said(text, who)
+    content = _said(said, who)
     when = ruledates.future(value, now) if sub.kind == "event" else None
     if sub.kind == "event" and (attribute == "time" or when is not None and not attribute):
         event = zh_about(sub.key, who)
@@ -613,7 +629,9 @@ _DESCRIBED = re.compile(
 def described(text: str, who: Ctx) -> list[RuleCandidate]:
     """ "我们学校的操场很大": a lasting quality of the person's place or thing, for review."""
     m = _DESCRIBED.match(text)
-    if m is None or not (sub := subject(m["s"])) or sub.kind == "event" or sub.attr:
+    if m is None or re.search(r"离|跟|和|比|对", m["s"]):
+        return []  # "我住的地方离公司很近": a distance or a comparison, not a quality
+    if not (sub := subject(m["s"])) or sub.kind == "event" or sub.attr:
         return []
     predicate = f"{sub.kind}: {zh_about(sub.key, who)}: description"
     return [make("fact", who.subject, predicate, _said(text, who), 0.7, 0.5,
@@ -623,15 +641,17 @@ def described(text: str, who: Ctx) -> list[RuleCandidate]:
 _HOURS = re.compile(
     r"^(?P<s>[^，。]{2,20}?)(?P<t>(?:每天|平时|工作日|周末|每周[一二三四五六日天]|周[一二三四五六日末]|"
     r"节假日)?(?:都|一般|通常)?(?:早上|上午|中午|下午|傍晚|晚上|凌晨)?"
-    r"(?:[零一二两三四五六七八九十\d]{1,3}(?:点|[:：]\d\d)(?:半|[\d一二三四五六七八九十]{1,3}分?)?)?)"
-    r"(?:就)?(?:开门|关门|营业|打烊|闭馆|休息|开放|关闭|歇业)"
+    r"(?:[零一二两三四五六七八九十\d]{1,3}(?:点|[:：]\d\d)(?:半|[\d一二三四五六七八九十]{1,3}分?)?)?"
+    r"(?:二十四小时|24小时|全天|通宵|全年无休)?)"
+    r"(?:就|都|不|不对外)?(?:开门|关门|营业|打烊|闭馆|休息|开放|关闭|歇业)"
 )
 
 
 def hours(text: str, who: Ctx) -> list[RuleCandidate]:
     """ "我们家附近的菜市场早上六点开门": when the person's place opens or closes."""
     m = _HOURS.match(text)
-    if m is None or not re.search(r"\d|[零一二两三四五六七八九十]点|周|日|末|假", m["t"] or ""):
+    timed = r"\d|[零一二两三四五六七八九十]点|周|日|末|假|小时|全天|通宵|无休"
+    if m is None or not re.search(timed, m["t"] or ""):
         return []
     sub = subject(m["s"])
     if sub is None or sub.kind != "place" or sub.attr:
@@ -641,9 +661,26 @@ def hours(text: str, who: Ctx) -> list[RuleCandidate]:
                  "zh:place-hours")]  # fmt: skip
 
 
+# Where the person works, studies or lives, said as a place: "我上班的地方在中关村".
+_OWN_PLACE = re.compile(
+    r"^我(?:现在|目前)?(?P<v>住|工作|上班|实习|办公|上学|读书)的(?:地方|地点|位置|公司|单位|学校|小区)"
+    r"(?:就|现在|目前)?(?:在|位于|是在)(?P<x>[^，。]{2,20})$"
+)
+_OWN_PLACE_KEY = {"住": "location", "上学": "school place", "读书": "school place"}
+
+
+def own_place(text: str, who: Ctx) -> list[RuleCandidate]:
+    """ "我工作的地方在望京": the person's work place (or home, or school) by where it is."""
+    m = _OWN_PLACE.match(text)
+    if m is None or re.search(r"什么|哪|谁|离|附近$", m["x"]):
+        return []
+    predicate = _OWN_PLACE_KEY.get(m["v"], "work place")
+    return [make("fact", who.subject, predicate, _said(text, who), 0.88, 0.7, "zh:own-place")]
+
+
 def chinese(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     """Candidates for one Chinese clause (hedges already removed), or []."""
-    for step in (people, hours, nearby, lately, described):
+    for step in (people, own_place, hours, nearby, lately, described):
         if found := step(text, who):
             return found
     return things(text, who, now)

@@ -109,6 +109,9 @@ ROLE_ENDS = (
     "dermatologist", "driver", "chauffeur", "realtor", "agent", "housekeeper", "babysitter",
     "cleaner", "hairdresser", "barber", "stylist", "caregiver", "nurse", "coach",
     "counsellor", "counselor", "consultant", "planner", "secretary", "assistant",
+    "dentist", "vet", "veterinarian", "plumber", "electrician", "mechanic", "optician",
+    "pharmacist", "psychiatrist", "psychologist", "gardener", "handyman", "piano teacher",
+    "dog walker", "pediatrist", "surgeon", "midwife", "gp",
 )  # fmt: skip
 _ROLE = rf"(?:(?!(?:{_REL})\b)[a-z-]+\s+)?(?:{_alt(ROLE_ENDS)})"
 _QUALIFIED = re.compile(
@@ -156,7 +159,7 @@ def _add(who: Ctx, predicate: str, text: str, conf: float, pattern: str) -> list
 # --------------------------------------------------------------------------------------
 
 _PERSON = re.compile(
-    rf"^(?:my|our)\s+{_MOD}(?P<r>{_REL})(?:'s|’s)\s+(?P<a>{_alt(PEOPLE_ATTRS)})\s+{_IS}\s+"
+    rf"^(?:my|our)\s+{_MOD}(?P<r>{_REL}|{_ROLE})(?:'s|’s)\s+(?P<a>{_alt(PEOPLE_ATTRS)})\s+{_IS}\s+"
     rf"(?:on\s+)?(?P<x>.+)$|"
     rf"^(?:my|our)\s+{_MOD.replace('mod', 'mod2')}(?P<r2>{_REL}|{_ROLE})"
     rf"(?P<rest>(?:'s|’s)?\s+.+)$",
@@ -250,10 +253,16 @@ def _unknown_attribute(rest, base, group, text, who) -> list[RuleCandidate]:
 _ITEM = rf"(?P<i>{_alt(ITEMS)})"
 # "my new phone", "the robot vacuum I bought": the person's own (checked in items()).
 _MINE = (
-    rf"(?:(?P<my>my)\s+(?:new\s+|old\s+|current\s+|favou?rite\s+)?|the\s+(?:new\s+)?){_ITEM}"
+    rf"(?:(?P<my>my)\s+(?:new\s+|old\s+|current\s+|favou?rite\s+)?|the\s+(?:new\s+)?)"
+    rf"(?P<im>(?!(?:{_alt(ITEMS)}|new|old|current|favou?rite)\b)[a-z-]{{3,}}\s+)?{_ITEM}"
     rf"(?P<rel>\s+(?:that\s+)?I\s+(?:just\s+|recently\s+)?"
     rf"(?:bought|got|use|ride|drive|wear|carry)(?:\s+(?:most|every day|the most))?"
     rf"(?:\s+(?:last|this)\s+\w+|\s+yesterday|\s+recently)?)?"
+)
+_COUNTRY = (
+    r"(?:Japan|China|Germany|Italy|France|Korea|South Korea|Sweden|Denmark|Switzerland|Spain|"
+    r"Taiwan|Vietnam|India|Mexico|Canada|the US|the USA|America|the UK|England|Britain|"
+    r"Portugal|Turkey|Thailand)"
 )
 _ITEM_SAID = (
     (rf"^{_MINE}(?:'s|’s)\s+(?P<a>{_alt(ITEM_ATTRS)})\s+{_IS}\s+(?P<x>.+)$", "{a}"),
@@ -268,6 +277,10 @@ _ITEM_SAID = (
      rf"pink|purple|orange|brown|beige|navy)(?:\s+and\s+\w+)?)$", "colour"),
     (rf"^{_MINE}\s+{_IS}\s+(?:made\s+by|an?\s+\S+\s+(?=model\b|brand\b))(?P<x>.+)$", "brand"),
     (rf"^{_MINE}\s+{_IS}\s+(?P<x>(?:made\s+in|imported\s+from)\s+.+)$", "origin"),
+    # "my sofa is from IKEA": a capitalised maker; "from Japan" is where it was made.
+    (rf"^{_MINE}\s+{_IS}\s+from\s+(?P<x>{_COUNTRY})$", "origin"),
+    (rf"^{_MINE}\s+{_IS}\s+(?:from|by)\s+(?P<x>(?-i:[A-Z])[\w&'.-]*(?:\s+(?-i:[A-Z])[\w&'.-]*)?)$",
+     "brand"),
     (rf"^{_MINE}\s+{_IS}\s+(?P<x>(?:a|an)\s+.+)$", ""),
     (rf"^{_MINE}\s+has\s+(?:a|an)\s+(?P<a>{_alt(ITEM_ATTRS)})\s+of\s+(?P<x>.+)$", "{a}"),
     (rf"^{_MINE}\s+has\s+(?P<x>[\d.,]+\s*(?:GB|TB|MB|G|T|mAh|km|kilometers|kilometres|miles|"
@@ -286,7 +299,7 @@ def items(text: str, who: Ctx) -> list[RuleCandidate]:
                 attribute = (
                     words.get(said_of[0].lower(), said_of[0].lower()) if said_of else "specs"
                 )
-            name = key(m["i"] or "")
+            name = key(((m["im"] or "") + (m["i"] or "")).strip())
             predicate = f"item: {name}" + (f": {attribute}" if attribute else "")
             conf = 0.85 if not attribute else 0.88
             return _add(who, predicate, text, conf, "en:item")
@@ -305,9 +318,11 @@ _WHERE = (
 )
 _OURS = (
     rf"(?:the|my|our)\s+(?:favou?rite\s+|usual\s+|local\s+|new\s+)?"
-    rf"(?P<o>(?:office|company|school|building|neighbou?rhood|apartment|campus)\s+)?{_PLACE}"
-    rf"(?P<q>\s+(?:(?:that\s+)?(?:I|we)\s+(?:usually\s+|often\s+|always\s+)?(?:go\s+to|use|like)"
-    rf"(?:\s+most)?|(?:near|by|next\s+to|in|at|behind|across\s+from)\s+(?:my|our)\s+\w+|"
+    rf"(?P<o>(?:office|company|school|building|neighbou?rhood|apartment|campus)\s+)?"
+    rf"(?P<pm>(?!(?:{_alt(PLACES)}|I|we)\b)[a-z-]{{3,}}\s+)?{_PLACE}"
+    rf"(?P<q>\s+(?:(?:that\s+|where\s+)?(?:I|we)\s+(?:usually\s+|often\s+|always\s+)?"
+    rf"(?:go\s+to|use|like|(?:swim|train|work\s*out|shop|eat|study|work|climb|practi[cs]e)"
+    rf"(?:\s+(?:at|in))?)(?:\s+most)?|(?:near|by|next\s+to|in|at|behind|across\s+from)\s+(?:my|our)\s+\w+|"
     rf"downstairs|round\s+the\s+corner))?"
 )
 _PLACE_SAID = (
@@ -324,8 +339,8 @@ _PLACE_SAID = (
 
 
 def _place_key(m: re.Match) -> str:
-    owner = (m["o"] or "").strip()
-    return key(f"{owner} {m['p']}" if owner else m["p"])
+    owner, kind = (m["o"] or "").strip(), (m["pm"] or "").strip()
+    return key(" ".join(w for w in (owner, kind, m["p"]) if w))
 
 
 _NEARBY = re.compile(
@@ -351,6 +366,8 @@ def places(text: str, who: Ctx) -> list[RuleCandidate]:
         m = re.match(pattern, text, re.I)
         # A time after a place is an event's ("the gym is on Monday"), unless it is its hours.
         timed = attribute != "opening hours" and _TIME.search(m["x"]) if m else False
+        if m and m["pm"] and not (m["q"] or re.match(r"(?:my|our)\b", text, re.I)):
+            continue  # "the new yoga studio is on Elm St": "yoga" only with the person's own
         if m and not timed:
             if attribute == "{a}":
                 attribute = PLACE_ATTRS[m["a"].lower()]

@@ -53,13 +53,15 @@ EN_PEOPLE = {
     "fiancé": "fiancé", "fiance": "fiancé", "fiancée": "fiancée", "fiancee": "fiancée",
     "teacher": "teacher", "mentor": "mentor", "therapist": "therapist", "landlord": "landlord",
     "classmate": "classmate", "schoolmate": "schoolmate", "teammate": "teammate",
+    "neighbours": "neighbors", "neighbors": "neighbors", "roommates": "roommates",
+    "flatmates": "roommates",
 }  # fmt: skip
 EN_PETS = {"cat": "cat", "dog": "dog", "kitten": "cat", "puppy": "dog", "rabbit": "rabbit",
            "parrot": "parrot", "hamster": "hamster", "horse": "horse",
            "turtle": "turtle"}  # fmt: skip
 _EN_RELATIONS = EN_RELATIONS = {**EN_FAMILY, **EN_PEOPLE, **EN_PETS}
 _EN_REL = "|".join(sorted(map(re.escape, _EN_RELATIONS), key=len, reverse=True))
-_EN_MOD = r"(?:(?P<mod>older|younger|little|big|eldest|oldest|youngest|twin|step)\s+)?"
+_EN_MOD = r"(?:(?P<mod>older|younger|little|big|eldest|oldest|youngest|twin|step|new)\s+)?"
 _NAME = r"(?-i:[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,2})"  # capitalised, even under re.I
 _NUMBER_WORDS = r"\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
 
@@ -85,6 +87,22 @@ ZH_FAMILY = {
     "养父": "adoptive father", "养母": "adoptive mother", "干妈": "godmother",
     "干爹": "godfather", "干儿子": "godson", "干女儿": "goddaughter",
 }  # fmt: skip
+# Relatives said by their rank: "小姨", "二叔", "大舅妈", "三姐". Keyed with the word ("aunt
+# (小姨)") so two aunts are two people. Not "大叔" (any man), "小哥" / "小姐" (strangers).
+_RANKED_STEMS = {
+    "姨": "aunt", "舅": "uncle", "叔": "uncle", "伯": "uncle", "姑": "aunt", "姑妈": "aunt",
+    "姨妈": "aunt", "舅妈": "aunt", "婶": "aunt", "姨父": "uncle", "姑父": "uncle",
+    "伯母": "aunt", "舅舅": "uncle", "哥": "older brother", "姐": "older sister",
+    "嫂": "sister-in-law",
+}  # fmt: skip
+ZH_FAMILY.update({
+    rank + stem: f"{relation} ({rank + stem})"
+    for rank in ("大", "二", "三", "四", "五", "小", "老")
+    for stem, relation in _RANKED_STEMS.items()
+    if rank + stem not in ZH_FAMILY and rank + stem not in ("大叔", "小哥", "小姐", "老哥", "老姐",
+                                                             "老叔", "老伯", "老姑", "老舅", "小叔")
+    and not (rank in "小老" and stem in ("哥", "姐", "嫂"))
+})  # fmt: skip
 ZH_PEOPLE = {
     "上司": "boss", "领导": "boss", "老板": "boss", "主管": "boss", "经理": "manager",
     "同事": "colleague", "最好的朋友": "best friend", "好朋友": "best friend",
@@ -333,8 +351,8 @@ class _En:
             ),
             (r"(?:is|works as)\s+(?:a|an)\s+(?P<x>[\w' -]{2,40})$", "occupation", "is a {}"),
             (r"works\s+(?:at|for|in)\s+(?P<x>[^,;]+)$", "employer", "works at {}"),
-            (r"lives\s+in\s+(?P<x>[^,;]+)$", "location", "lives in {}"),
-            (r"(?:is|comes)\s+from\s+(?P<x>[^,;]+)$", "hometown", "is from {}"),
+            (r"(?:lives|live)\s+in\s+(?P<x>[^,;]+)$", "location", "lives in {}"),
+            (r"(?:is|comes|are|come)\s+from\s+(?P<x>[^,;]+)$", "hometown", "is from {}"),
             (r"(?:studies|is studying)\s+at\s+(?P<x>[^,;]+)$", "school", "studies at {}"),
             (r"(?:really\s+)?(?:likes|loves|enjoys)\s+(?P<x>[^,;]+)$", "likes", "likes {}"),
             (r"(?:also\s+)?(?:passed away|died)(?P<x>.*)$", "status", "passed away{}"),
@@ -347,7 +365,13 @@ class _En:
                     value = f" ({when.text}: {ruledates.label(when)})" if when else ""
                 elif not value or (attribute == "occupation" and not _job(value)):
                     continue
-                content = f"{poss} {phrase.format(value)}"
+                phrase = phrase.format(value)
+                if re.search(r"(?:parents|neighbors|roommates)$", base):  # "my parents are …"
+                    verbs = {"is": "are", "lives": "live", "works": "work", "likes": "like",
+                             "studies": "study"}  # fmt: skip
+                    first, _, tail = phrase.partition(" ")
+                    phrase = f"{verbs.get(first, first)} {tail}".strip()
+                content = f"{poss} {phrase}"
                 self.add("fact", f"{base}: {attribute}", content, 0.85, f"en:{group}-{attribute}")
                 return
         if when := ruledates.future(rest, self.now):
@@ -707,7 +731,7 @@ _ZH_FREQ = re.compile(
     r"每隔[一两二三四五六七八九十几半\d]{1,3}个?(?:天|周|星期|礼拜|月|小时|年)|"
     r"每天(?:早上|早晨|晚上|中午|下午|傍晚|早晚)?|每晚|每早|天天|每个?(?:周|星期|礼拜)[一二三四五六日天]?|"
     r"一(?:周|星期|个月|天)(?=.{0,4}?[一两二三四五六七八九十\d]次)|"
-    r"每个?月|每年|(?<![这下本])周末|平时|平常|一般|通常|经常|总是|常常|习惯)"
+    r"每个?月|每年|(?<![这下本])周末(?!的(?!时候))|平时|平常|一般|通常|经常|总是|常常|习惯)"
 )
 _ZH_CLOCK = re.compile(
     r"(?:早上|晚上|中午|下午|凌晨)?[零一二两三四五六七八九十\d]{1,3}点(?:半|钟)?"
@@ -976,6 +1000,12 @@ class _Zh:
             if thing:
                 self.add("preference", f"preference: {zh_key(thing)}", f"{who}不再{verb}{thing}",
                          0.9, "zh:changed-mind")  # fmt: skip
+            return
+        if m := re.fullmatch(r"我(?P<d>不太|不怎么|不大|不是很|不)能(?P<v>吃|喝)(?P<x>.{1,10})", t):
+            thing = _zh_clean(m["x"])  # "我不太能吃辣": what they cannot take, said mildly
+            if thing and not re.match(r"(?:饭|东西|饱|多|太|完)", thing):
+                self.add("preference", f"preference: {zh_key(thing)}",
+                         f"{who}{m['d']}能{m['v']}{thing}", 0.88, "zh:diet")  # fmt: skip
             return
         if m := re.fullmatch(
             r"我(?P<a>从来|从|一直|平时)?(?:不(?P<v>吃|喝|抽)|(?P<w>吃|喝)不了)(?P<x>.{1,10})", t
