@@ -94,6 +94,7 @@ ITEM_HEADS = (
     "钢笔", "电子琴", "小提琴", "尤克里里", "帐篷", "鱼竿", "球拍", "滑雪板", "冲锋衣", "羽绒服",
     "手套", "墨镜", "香水", "口红", "床垫", "枕头", "窗帘", "地毯", "餐桌", "衣柜", "书桌",
     "茶几", "鱼缸", "花瓶", "婚戒", "手柄", "主机", "阅读器", "房车", "SUV", "电动自行车",
+    "手机壳", "钥匙", "马克杯", "茶杯", "画", "相册", "笔记本电脑",
 )  # fmt: skip
 PLACE_HEADS = (
     "健身房", "咖啡店", "咖啡馆", "餐厅", "饭店", "饭馆", "面馆", "酒吧", "超市", "商场",
@@ -166,7 +167,9 @@ _SURNAMES = (
 # A name right after a relation: "我的邻居王阿姨", "我同事小李", "我上司赵总".
 _NICKNAME = (
     rf"(?:[小老阿](?!师)[\u4e00-\u9fff]|[{_SURNAMES}](?:阿姨|叔叔|大爷|奶奶|爷爷|老师|医生|师傅|总|工|"
-    rf"姐|哥|经理|主任|教练|律师|大夫|护士|教授|警官)|[{_SURNAMES}][\u4e00-\u9fff]{{1,2}}(?=的))"
+    rf"姐|哥|经理|主任|教练|律师|大夫|护士|教授|警官)|[{_SURNAMES}][\u4e00-\u9fff]{{1,2}}?"
+    # a full name, then what is said of them: "我的老同学张伟现在是一名律师"
+    r"(?=的|现在|目前|如今|今年|已经|是一名|是一位|在))"
 )
 # Where a clause divides into subject and what is said of it; longest first.
 _VERBS = (
@@ -484,6 +487,8 @@ def _item(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
         return "colour", 0.88
     if re.fullmatch(r".{1,10}?(?:产|生产|制造|进口|原装进口|带回来)的?", value):
         return "origin", 0.85  # "是意大利进口的", "是从日本带回来的"
+    if re.match(r"[\d一二两三四五六七八九十百千万几]", value):
+        return "", 0.75  # "是五百度的", "是两年前的": a figure the tables cannot name
     if re.fullmatch(r"[^的我你他她]{1,10}的", value) and not re.search(_RELATION, value):
         return "brand", 0.85  # "是海尔的", "是索尼的"; not "是我爸的" (whose it is)
     return "", 0.85  # what it is: "华为Mate 60", "黑色的双肩包"
@@ -643,7 +648,7 @@ _HOURS = re.compile(
     r"节假日)?(?:都|一般|通常)?(?:早上|上午|中午|下午|傍晚|晚上|凌晨)?"
     r"(?:[零一二两三四五六七八九十\d]{1,3}(?:点|[:：]\d\d)(?:半|[\d一二三四五六七八九十]{1,3}分?)?)?"
     r"(?:二十四小时|24小时|全天|通宵|全年无休)?)"
-    r"(?:就|都|不|不对外)?(?:开门|关门|营业|打烊|闭馆|休息|开放|关闭|歇业)"
+    r"(?:就|都|不|不对外)?(?:开门|关门|营业|打烊|闭馆|休息|开放|关闭|歇业|开饭|供餐)"
 )
 
 

@@ -83,6 +83,8 @@ EVENTS = (
     "kick-off", "appointment", "picnic", "barbecue", "bbq", "banquet", "gala", "launch",
     "recital", "graduation", "marathon", "race", "checkup", "check-up", "book club",
     "team building", "team-building", "standup", "sync", "webinar", "training",
+    "charity run", "fun run", "fundraiser", "bake sale", "open day", "open house", "camp",
+    "tour", "parade", "carnival", "potluck", "quiz night", "game night", "club",
 )  # fmt: skip
 
 
@@ -159,10 +161,11 @@ def _add(who: Ctx, predicate: str, text: str, conf: float, pattern: str) -> list
 # --------------------------------------------------------------------------------------
 
 _PERSON = re.compile(
-    rf"^(?:my|our)\s+{_MOD}(?P<r>{_REL}|{_ROLE})(?:'s|’s)\s+(?P<a>{_alt(PEOPLE_ATTRS)})\s+{_IS}\s+"
+    rf"^(?:my|our)\s+{_MOD}(?P<r>{_REL}|{_ROLE})(?:'s|’s|s'|s’)\s+(?P<a>{_alt(PEOPLE_ATTRS)})\s+"
+    rf"{_IS}\s+"
     rf"(?:on\s+)?(?P<x>.+)$|"
-    rf"^(?:my|our)\s+{_MOD.replace('mod', 'mod2')}(?P<r2>{_REL}|{_ROLE})"
-    rf"(?P<rest>(?:'s|’s)?\s+.+)$",
+    rf"^(?:my|our)\s+{_MOD.replace('mod', 'mod2')}(?P<own>(?:{_REL})(?:'s|’s)\s+)?"
+    rf"(?P<r2>{_REL}|{_ROLE})(?P<rest>(?:'s|’s)?\s+.+)$",
     re.I,
 )
 _PERSON_SAID = (
@@ -183,6 +186,9 @@ _PERSON_SAID = (
      r"(?:\s+(?:now|these days|at the moment))?", "employer"),
     (r"(?:is|'s)\s+(?:now\s+)?(?:working|employed)\s+(?:at|for|by)\s+(?P<x>.+)", "employer"),
     (r"graduated\s+from\s+(?P<x>.+)", "school"),
+    (r"(?:turns|will\s+turn|is\s+turning)\s+(?P<x>\d{1,3})\b.*", "age"),
+    (r"(?:is|are|'s|comes?)\s+(?:originally\s+)?from\s+(?P<x>(?-i:[A-Z]).+)", "hometown"),
+    (r"(?:lives?|is\s+living)\s+in\s+(?P<x>(?-i:[A-Z]).+)", "location"),
     (rf"(?:is|'s)\s+(?:now\s+)?(?:a|an)\s+(?P<x>(?:[\w-]+\s+){{0,2}}(?:{_alt(JOB_WORDS)})\b.*)",
      "occupation"),
     (r"(?:is|'s)\s+(?:called|named)\s+(?P<x>.+)", ""),
@@ -193,22 +199,27 @@ _PERSON_SAID = (
 )  # fmt: skip
 
 
-def people(text: str, who: Ctx) -> list[RuleCandidate]:
+def people(text: str, who: Ctx, now: datetime | None = None) -> list[RuleCandidate]:
     """A person and what is said of them; a qualifier ("college", "former") joins the key."""
     q = _QUALIFIED.match(text)
     if q is None:
-        return _people(text, who)
-    found = _people(f"{q['my']} {text[q.end() :]}", who, QUALIFIERS[q["q"].lower()])
+        return _people(text, who, now=now)
+    found = _people(f"{q['my']} {text[q.end() :]}", who, QUALIFIERS[q["q"].lower()], now)
     return [replace(c, content=said(text, who)) for c in found]
 
 
-def _people(text: str, who: Ctx, qualifier: str = "") -> list[RuleCandidate]:
+def _people(text: str, who: Ctx, qualifier: str = "", now=None) -> list[RuleCandidate]:
     m = _PERSON.match(text)
     if m is None:
         return []
     word = m["r"] or m["r2"]
     relation = EN_RELATIONS.get(word.lower(), word.lower())  # a role is its own words
     group, mod = group_of(relation), m["mod"] or m["mod2"]
+    if m["own"]:  # "my son's piano teacher": someone of the person's, through a relative
+        owner = m["own"].strip()[:-2].strip("'’ ").lower()
+        if group == "pet" or group_of(EN_RELATIONS.get(owner, owner)) == "pet":
+            return []  # "my sister's dog": hers, not the person's
+        relation, group = f"{EN_RELATIONS.get(owner, owner)}'s {relation}", "people"
     base = f"{group}: {qualifier + ' ' if qualifier else ''}{mod.lower() + ' ' if mod else ''}"
     base += relation
     if m["a"]:
@@ -221,7 +232,10 @@ def _people(text: str, who: Ctx, qualifier: str = "") -> list[RuleCandidate]:
     for pattern, attribute in _PERSON_SAID:
         if re.fullmatch(pattern, rest, re.I):
             predicate = f"{base}: {attribute}" if attribute else base
-            return _add(who, predicate, text, 0.88, f"en:{group}-attribute")
+            found = _add(who, predicate, text, 0.88, f"en:{group}-attribute")
+            if attribute == "age" and (when := ruledates.future(rest, now or datetime.now())):
+                found = [replace(c, content=c.content + date_en(when)) for c in found]
+            return found
     if group == "pet" and (b := _BREED.fullmatch(rest)):
         return _add(who, f"{base}: breed", text, 0.85, "en:pet-attribute") if b else []
     return _unknown_attribute(m["rest"], base, group, text, who)
@@ -269,6 +283,9 @@ _ITEM_SAID = (
     (rf"^{_MINE}\s+(?:cost|was|were)?\s*(?P<x>(?:about\s+|around\s+)?(?:[$¥€£]\s?[\d,.]+|"
      rf"[\d,.]+\s*(?:dollars|yuan|rmb|euros|pounds|bucks|k)\b).*)$", "price"),
     (rf"^I\s+(?:paid|spent)\s+(?P<x>.+?)\s+(?:for|on)\s+{_MINE}", "price"),
+    (rf"^I\s+(?:bought|got)\s+{_MINE}\s+(?:[\w-]+\s+){{0,2}}for\s+(?P<x>(?:about\s+|around\s+|"
+     rf"only\s+|just\s+)?(?:[$¥€£]\s?[\d,.]+|[\d,.]+\s*(?:dollars|yuan|rmb|euros|pounds|bucks|"
+     rf"k)\b).*)$", "price"),
     (rf"^{_MINE}\s+{_IS}\s+(?P<x>(?:a\s+)?(?:gift|present)\s+from\s+.+)$", "gift"),
     (rf"^(?P<x>.+?)\s+gave\s+me\s+{_MINE}", "gift"),
     (rf"^I\s+(?:bought|got)\s+{_MINE}\s+(?P<x>(?:at|from|on|in|for)\s+.+)$", "bought"),
@@ -389,8 +406,8 @@ _EVENT_SAID = (
     (rf"^the\s+(?P<a>{_alt(EVENT_ATTRS)})\s+(?:of|for)\s+{_THE}{_EVENT}\s+{_IS}\s+(?P<x>.+)$",
      "{a}"),
     (rf"^(?P<x>(?:about|around|roughly|some|over|nearly|almost)?\s*[\w-]+\s+people)\s+"
-     rf"(?:will\s+|are\s+going\s+to\s+|are\s+)?(?:attend(?:ing)?|come\s+to|coming\s+to|join(?:ing)?|"
-     rf"signed\s+up\s+for)\s+{_THE}{_EVENT}$", "scale"),
+     rf"(?:will\s+|are\s+going\s+to\s+|are\s+|have\s+)?(?:attend(?:ing)?|come\s+to|coming\s+to|"
+     rf"join(?:ing)?|signed\s+up\s+for|registered\s+for)\s+{_THE}{_EVENT}$", "scale"),
     (rf"^{_THE}{_EVENT}{_WHICH}\s+(?:will\s+have|has|expects|is\s+expecting)\s+(?P<x>.*\b(?:people|"
      rf"runners|participants|attendees|guests|visitors|players|teams|entrants|delegates)\b.*)$",
      "scale"),
@@ -405,6 +422,9 @@ _EVENT_SAID = (
     (rf"^{_THE}{_EVENT}\s+{_IS}\s+(?:being\s+)?(?:hosted|run|organi[sz]ed|led|chaired)\s+by\s+"
      rf"(?P<x>.+)$", "host"),
     (rf"^{_THE}{_EVENT}\s+{_IS}\s+(?:held\s+)?(?P<x>(?:at|in|on)\s+.+)$", "when or where"),
+    # a group that comes back: "the book club meets every second Thursday at the library"
+    (rf"^{_THE}{_EVENT}\s+(?:meets|is\s+held|takes\s+place|happens|runs|gets\s+together)\s+"
+     rf"(?P<x>(?:every|once|twice|each|on\s+(?:the\s+)?\w+days|weekly|monthly)\b.+)$", "schedule"),
 )  # fmt: skip
 
 
@@ -453,7 +473,9 @@ def lately(text: str, who: Ctx) -> list[RuleCandidate]:
 
 def english(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     """Candidates for one English clause (hedges already removed), or []."""
-    for step in (people, items, places, lately):
+    if found := people(text, who, now):  # "my boss turns 50 next month": a date to resolve
+        return found
+    for step in (items, places, lately):
         if found := step(text, who):
             return found
     return events(text, who, now)

@@ -44,6 +44,8 @@ EN_FAMILY = {
     "stepson": "stepson", "stepdaughter": "stepdaughter", "godmother": "godmother",
     "godfather": "godfather", "godson": "godson", "goddaughter": "goddaughter",
     "adoptive father": "adoptive father", "adoptive mother": "adoptive mother",
+    "stepbrother": "stepbrother", "stepsister": "stepsister", "half-brother": "half-brother",
+    "half-sister": "half-sister", "grandson": "grandson", "granddaughter": "granddaughter",
 }  # fmt: skip
 EN_PEOPLE = {
     "boss": "boss", "manager": "manager", "colleague": "colleague", "coworker": "colleague",
@@ -472,6 +474,20 @@ class _En:
 
     def food(self):
         t, who = self.text, self.who.en
+        # How they take it: "I always drink my coffee black", "I take my tea with milk".
+        if m := re.fullmatch(
+            r"I\s+(?:always\s+|usually\s+|only\s+|normally\s+)?(?:drink|take|have|like|eat|order)\s+"
+            r"my\s+(?P<x>coffee|tea|latte|espresso|steak|eggs|burger|burgers|whisk(?:e)?y|pizza|"
+            r"noodles|ramen|curry)\s+(?P<how>black|white|strong|weak|sweet|plain|neat|hot|iced|"
+            r"spicy|extra\s+\w+|rare|medium(?:[- ]rare)?|well[- ]done|sunny[- ]side[- ]up|"
+            r"with(?:out)?\s+[\w -]{2,30}|on\s+the\s+rocks)\.?",
+            t,
+            re.I,
+        ):
+            content = f"{who} {third(t[1:].strip().rstrip('.'))}"
+            self.add("preference", f"preference: {_food_key(m['x'].lower())}: how", content, 0.85,
+                     "en:how-taken")  # fmt: skip
+            return
         diets = r"vegetarian|vegan|pescatarian|pescetarian|keto|gluten-free|halal|kosher"
         if m := re.search(
             rf"\bI(?:'m| am)\s+(?:not|no longer)\s+(?:a\s+)?(?P<x>{diets})\b", t, re.I
@@ -967,6 +983,17 @@ class _Zh:
 
     def food(self):
         t, who = self.text, self.who.zh
+        # How they take it: "我喝咖啡从来不加糖", "我吃面一般要多放醋" (a later way supersedes).
+        if m := re.fullmatch(
+            r"我(?:平时|一般|每次)?(?P<v>喝|吃)(?P<x>[\u4e00-\u9fff]{1,4}?)(?:的时候)?"
+            r"(?P<a>从来|从|一般|都|总是|习惯|通常|只|一定|必须)*(?P<how>(?:不|只|要|会|得)?"
+            r"(?:加|放|配|蘸)(?!了).{1,6}|(?:不|只|要)?(?:喝|吃)(?:热|冰|温|常温|凉)的)",
+            t,
+        ):
+            thing = _zh_clean(m["x"])
+            self.add("preference", f"preference: {zh_key(thing)}: how", zh_about(t, self.who),
+                     0.85, "zh:how-taken")  # fmt: skip
+            return
         if re.fullmatch(r"我(?:现在|已经)?不再吃素了?|我(?:现在)?不吃素了", t):
             self.add("preference", "diet", f"{who}不再吃素", 0.9, "zh:diet")
             return
@@ -1041,7 +1068,7 @@ class _Zh:
         activity = _ZH_FREQ.sub("", t)
         # The person and the adverbs around the time phrase go ("我都会去爬山" -> "去爬山");
         # a 会 inside the activity stays ("开会").
-        activity = re.sub(r"^我|我(?=都|会|也)|(?:早上|晚上|中午|下午|凌晨)", "", activity)
+        activity = re.sub(r"^我的?|我(?=都|会|也)|(?:早上|晚上|中午|下午|凌晨)", "", activity)
         activity = re.sub(r"^(?:以前|过去|原来|曾经|之前)", "", activity)  # the same habit, then
         activity = re.sub(r"^(?:我|都|也|会|还|要|固定)+", "", activity)
         activity = _ZH_CLOCK.sub(lambda c: c["v"], activity)
@@ -1097,6 +1124,8 @@ class _Zh:
             r"通过了|获得了|发布了|搬了|离开了|结束了|吃了|玩了|爬了|跑了)(?P<x>.+)$",
             t,
         )
+        if when is None and m and m["v"] in ("吃了", "玩了", "看了", "跑了", "爬了"):
+            return  # "我刚才吃了一碗面": a moment, not worth a memory without a date
         if m and _zh_clean(m["x"]):
             content = zh_about(t, self.who) + (_date_zh(when) if when else "")
             self.add("experience", "", content, 0.85, "zh:event", 0.5)
