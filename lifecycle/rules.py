@@ -197,6 +197,14 @@ _EN_HABIT = re.compile(
     re.I,
 )
 _EN_MY = re.compile(r"\bmy\s+(?P<k>[a-z][\w -]{0,30}?)\s+(?:is|are)\s+(?P<x>.{1,40})$", re.I)
+# "I like" inside a subject ("the place I like is called …") and "my X" inside one ("the
+# park near my house is …") say nothing of what the person likes or of X.
+_EN_RELATIVE_VERB = re.compile(r"^(?:is|are|was|were|has|had|will|closes|opens)\b", re.I)
+_EN_OTHER_SUBJECT = re.compile(
+    r"\b(?:the|a|an|this|that)\s+[\w\s-]{1,30}?\b(?:near|by|next\s+to|behind|across\s+from|in|"
+    r"at|of|from|for|with|on|around)\s+$",
+    re.I,
+)
 _EN_OPINION = r"\b(?:thinks?|says?|said|believes?|feels?|told me|reckons?)\b"
 _EN_MY_STOP = re.compile(
     r"^(point|question|problem|guess|bad|mistake|pleasure|fault|turn|concern|issue|idea|thought|plan|goal|understanding)$",
@@ -475,8 +483,10 @@ def _en_legacy(clause: str, who: _Ctx) -> list[RuleCandidate]:
                     "en:dislike",
                 )
             )
-    elif (m := _EN_LIKE.search(clause)) and not re.search(
-        r"\bi\s+(?:would|'d)\s+like\b", clause, re.I
+    elif (
+        (m := _EN_LIKE.search(clause))
+        and not re.search(r"\bi\s+(?:would|'d)\s+like\b", clause, re.I)
+        and not _EN_RELATIVE_VERB.match(m["x"])  # "the place I like is called …": its name
     ):
         x = (
             _en_object(re.sub(r"^to\s+", "", m["x"]))
@@ -516,6 +526,8 @@ def _en_legacy(clause: str, who: _Ctx) -> list[RuleCandidate]:
     opinion = _EN_MY.search(clause) and re.search(_EN_OPINION, clause, re.I)
     if (m := _EN_MY.search(clause)) and not _EN_MY_STOP.match(m["k"].strip()) and not found:
         m = None if opinion else m
+    if m and _EN_OTHER_SUBJECT.search(clause[: m.start()]):
+        m = None  # "the park near my house is full of people": the park is, not the house
     if m and not found:
         if (x := _en_object(m["x"])) and not _EN_STATE.match(x):  # "my laptop is broken"
             k = m["k"].strip().lower()

@@ -144,7 +144,7 @@ ROLE_ENDS = (
     "房东", "律所合伙人", "裁缝", "园丁", "钟点工",
 )  # fmt: skip
 _ROLE = (
-    r"(?:(?![的我你他她们是在有叫姓])[\u4e00-\u9fff]){0,4}(?:"
+    r"(?:(?![的我你他她们是在有叫姓任当做干])[\u4e00-\u9fff]){0,4}(?:"
     + "|".join(sorted(map(re.escape, ROLE_ENDS), key=len, reverse=True))
     + ")"
 )
@@ -256,6 +256,16 @@ _PERSON_SAID = (
     (r"(?:现在|目前|已经)?(?:定居|移居|搬)(?:在|于|到|去)了?(?P<x>.{1,16}?)(?:定居|生活|住)?了?",
      "location", 0.88),
     (r"(?:来自|是)(?P<x>.{1,8}?)人", "hometown", 0.85),
+    (r"(?:来自|老家是)(?P<x>[^，。]{2,12})", "hometown", 0.85),
+    (r"(?:现在|目前|在公司|在单位)?(?:担任|出任|现任|任职)(?P<x>[^，。]{2,12})", "position",
+     0.88),
+    (r"(?:出生于|出生在|生于)(?P<x>(?:[\d一二三四五六七八九零〇]{2,4}年|[\d一二三四五六七八九十]{1,2}月)[^，。]{0,10})",
+     "birthday", 0.88),
+    (r"(?:出生于|出生在|生于|出生在了)(?P<x>[^，。\d]{2,12})", "birthplace", 0.88),
+    (rf"比我(?P<x>[大小](?:{_N}|半)(?:岁|个月)(?:半|多)?)", "age gap", 0.88),
+    (r"属(?P<x>[鼠牛虎兔龙蛇马羊猴鸡狗猪])的?", "zodiac animal", 0.88),
+    (r"是(?P<x>(?:白羊|金牛|双子|巨蟹|狮子|处女|天秤|天蝎|射手|摩羯|水瓶|双鱼)座)的?",
+     "zodiac sign", 0.88),
     (r"是做(?P<x>.{1,10}?)的", "occupation", 0.88),
     (r"(?:特别|很|最|非常|超)?(?:喜欢|爱)(?P<x>.{1,12})", "likes", 0.85),
     # A pet "is" its breed: "我家的狗是一只边牧" (only for pets, checked in _person_said).
@@ -271,7 +281,7 @@ def _chain_key(chain: str) -> tuple[str, str]:
     """ "女儿的班主任" -> ("daughter's head teacher", "people"). A friend's or colleague's
     name is kept in brackets ("同事小李" -> "colleague (小李)") so two colleagues are two keys;
     a son is "son" whether or not his name was said, so later statements supersede."""
-    names, group = [], "people"
+    names, group, groups = [], "people", []
     qualified = rf"(?:(?P<q>{_QUAL})的?(?=(?:{_PEOPLE_REL})))?"
     link = rf"(?P<role>{_QREL}(?!\w)|{_ROLE})|{qualified}(?P<r>{_RELATION})"
     for m in re.finditer(rf"(?:{link})(?P<n>{_NICKNAME})?", chain):
@@ -292,6 +302,9 @@ def _chain_key(chain: str) -> tuple[str, str]:
             relation = f"{QUALIFIERS[m['q']]} {relation}"
         named = m["n"] and group_of(relation) == "people"
         names.append(f"{relation} ({m['n']})" if named else relation)
+        groups.append(group)
+    if "people" in groups[:-1]:
+        group = "people"  # "我同事的老婆": the colleague's wife is no relative of the person
     return "'s ".join(names), group
 
 
@@ -407,6 +420,8 @@ def subject(text: str) -> Subject | None:
     parts = [p for p in body.split("的") if p]
     if not parts or _MOOD.match(body):
         return None
+    if mine and parts[-1] in ("车牌", "车牌号", "车牌号码"):  # "我的车牌号": the car's
+        return Subject("item", "车", "车牌号" if parts[-1] != "车牌" else "车牌")
     tables = (("event", EVENT_ATTRS), ("place", PLACE_ATTRS), ("item", ITEM_ATTRS))
     for kind, table in tables:
         chain, word = _split_attr(parts, table)
@@ -420,7 +435,10 @@ def subject(text: str) -> Subject | None:
 
 
 # Attributes that say how a thing is doing right now, not what it is ("电量只有百分之十").
-_PASSING = re.compile(r"^(?:电量|电池电量|信号|状态|温度|网速|声音|屏幕碎)")
+_PASSING = re.compile(
+    r"^(?:电量|电池电量|信号|状态|温度|网速|声音|屏幕碎|早上|上午|中午|下午|傍晚|晚上|夜里|周末|平时|"
+    r"每天|现在|最近|今天|昨天|白天|平常|节假日|人)"
+)
 
 
 def _unknown_attr(parts: list[str], mine: bool) -> Subject | None:
@@ -683,9 +701,23 @@ def own_place(text: str, who: Ctx) -> list[RuleCandidate]:
     return [make("fact", who.subject, predicate, _said(text, who), 0.88, 0.7, "zh:own-place")]
 
 
+# How long the person has had a thing: "我的笔记本电脑已经用了五年了", "这辆车我开了八年".
+_HAD_FOR = re.compile(
+    rf"^(?P<s>我[^，。]{{1,14}}?)(?:已经|都|一共)?(?:用|开|骑|戴|穿|养)了(?P<x>{_N}多?(?:年|个月)多?)了?$"
+)
+
+
+def had_for(text: str, who: Ctx) -> list[RuleCandidate]:
+    m = _HAD_FOR.match(text)
+    if m is None or not (sub := subject(m["s"])) or sub.kind != "item" or sub.attr:
+        return []
+    predicate = f"item: {zh_about(sub.key, who)}: owned for"
+    return [make("fact", who.subject, predicate, _said(text, who), 0.85, 0.5, "zh:item-age")]
+
+
 def chinese(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     """Candidates for one Chinese clause (hedges already removed), or []."""
-    for step in (people, own_place, hours, nearby, lately, described):
+    for step in (people, own_place, had_for, hours, nearby, lately, described):
         if found := step(text, who):
             return found
     return things(text, who, now)

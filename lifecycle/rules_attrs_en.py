@@ -74,6 +74,7 @@ PLACES = (
     "office", "studio", "noodle shop", "diner", "pizzeria", "playground", "court",
     "company", "department", "campus", "dorm", "factory", "warehouse", "shop", "convenience store",
     "laundromat", "bakery", "restaurant", "market", "daycare", "university", "college",
+    "place", "spot", "joint", "food court", "food truck", "deli", "bistro", "tea house",
 )  # fmt: skip
 EVENTS = (
     "dinner", "lunch", "party", "meeting", "review", "offsite", "off-site", "conference",
@@ -187,6 +188,11 @@ _PERSON_SAID = (
     (r"(?:is|'s)\s+(?:now\s+)?(?:working|employed)\s+(?:at|for|by)\s+(?P<x>.+)", "employer"),
     (r"graduated\s+from\s+(?P<x>.+)", "school"),
     (r"(?:turns|will\s+turn|is\s+turning)\s+(?P<x>\d{1,3})\b.*", "age"),
+    (r"(?:was|were)\s+born\s+(?:in|on)\s+(?P<x>(?:\d{4}|(?:January|February|March|April|May|June|"
+     r"July|August|September|October|November|December)\b).*)", "birthday"),
+    (r"(?:was|were)\s+born\s+in\s+(?P<x>(?-i:[A-Z]).+)", "birthplace"),
+    (r"(?:is|'s|are)\s+(?P<x>(?:\w+|\d+|a)\s+(?:years?|months?)\s+(?:younger|older)\s+than\s+me)",
+     "age gap"),
     (r"(?:is|are|'s|comes?)\s+(?:originally\s+)?from\s+(?P<x>(?-i:[A-Z]).+)", "hometown"),
     (r"(?:lives?|is\s+living)\s+in\s+(?P<x>(?-i:[A-Z]).+)", "location"),
     (rf"(?:is|'s)\s+(?:now\s+)?(?:a|an)\s+(?P<x>(?:[\w-]+\s+){{0,2}}(?:{_alt(JOB_WORDS)})\b.*)",
@@ -298,6 +304,8 @@ _ITEM_SAID = (
     (rf"^{_MINE}\s+{_IS}\s+from\s+(?P<x>{_COUNTRY})$", "origin"),
     (rf"^{_MINE}\s+{_IS}\s+(?:from|by)\s+(?P<x>(?-i:[A-Z])[\w&'.-]*(?:\s+(?-i:[A-Z])[\w&'.-]*)?)$",
      "brand"),
+    (rf"^{_MINE}\s+{_IS}\s+(?P<x>(?:about\s+|almost\s+|nearly\s+|over\s+)?(?:\w+|\d+|a)\s+"
+     rf"(?:years?|months?)\s+old)$", "owned for"),
     (rf"^{_MINE}\s+{_IS}\s+(?P<x>(?:a|an)\s+.+)$", ""),
     (rf"^{_MINE}\s+has\s+(?:a|an)\s+(?P<a>{_alt(ITEM_ATTRS)})\s+of\s+(?P<x>.+)$", "{a}"),
     (rf"^{_MINE}\s+has\s+(?P<x>[\d.,]+\s*(?:GB|TB|MB|G|T|mAh|km|kilometers|kilometres|miles|"

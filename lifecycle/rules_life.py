@@ -474,6 +474,17 @@ class _En:
 
     def food(self):
         t, who = self.text, self.who.en
+        # How they get to work: "I commute to work by train", "I usually cycle to the office".
+        if m := re.fullmatch(
+            r"I\s+(?:usually\s+|always\s+|normally\s+|mostly\s+)?(?:commute|get|go|travel)\s+to\s+"
+            r"(?P<w>work|school|the\s+office|uni|college|class)\s+(?P<x>by\s+[\w-]+|on\s+foot|"
+            r"on\s+(?:my\s+)?(?:bike|scooter))\.?",
+            t,
+            re.I,
+        ):
+            content = f"{who} {third(t[1:].strip().rstrip('.'))}"
+            self.add("preference", "habit: commute", content, 0.85, "en:commute", 0.6)
+            return
         # How they take it: "I always drink my coffee black", "I take my tea with milk".
         if m := re.fullmatch(
             r"I\s+(?:always\s+|usually\s+|only\s+|normally\s+)?(?:drink|take|have|like|eat|order)\s+"
@@ -993,6 +1004,13 @@ class _Zh:
             thing = _zh_clean(m["x"])
             self.add("preference", f"preference: {zh_key(thing)}: how", zh_about(t, self.who),
                      0.85, "zh:how-taken")  # fmt: skip
+            return
+        # "我口味偏清淡", "我的口味比较重": how they like food in general.
+        if m := re.fullmatch(
+            r"我的?(?:饮食)?口味(?:一直|一向|比较|偏|很|特别|都)*(?P<x>清淡|重|咸|淡|甜|辣|酸|偏甜|偏辣|偏咸)的?",
+            t,
+        ):
+            self.add("preference", "preference: 口味", zh_about(t, self.who), 0.88, "zh:taste")
             return
         if re.fullmatch(r"我(?:现在|已经)?不再吃素了?|我(?:现在)?不吃素了", t):
             self.add("preference", "diet", f"{who}不再吃素", 0.9, "zh:diet")
