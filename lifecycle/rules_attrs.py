@@ -79,6 +79,8 @@ EVENT_ATTRS = {
     "门票": "cost", "票价": "cost", "报名费": "cost", "入场费": "cost", "集合时间": "meeting time",
     "集合地点": "meeting point", "奖品": "prize", "奖金": "prize", "路线": "route",
     "形式": "format", "流程": "agenda", "要求": "requirements", "参赛要求": "requirements",
+    "参加对象": "participants", "参与对象": "participants", "面向对象": "participants",
+    "适合人群": "participants", "举办频率": "schedule", "频率": "schedule",
 }  # fmt: skip
 # Heads: what the last noun of a subject says it is (matched at the end of that part).
 ITEM_HEADS = (
@@ -114,7 +116,8 @@ EVENT_HEADS = (
     "答辩", "课", "训练营", "马拉松", "体检", "复查", "手术", "约会", "饭局", "酒局",
     "生日宴", "满月酒", "婚宴", "同学会", "见面会", "分享会", "评审", "评审会", "开幕式",
     "闭幕式", "节", "赛", "春游", "秋游", "郊游", "开放日", "家长会", "野餐", "徒步", "研学",
-    "宴", "露营", "骑行", "自驾游", "论坛", "集市", "市集", "义卖", "颁奖礼", "成人礼", "话剧",
+    "宴", "露营", "骑行", "自驾游", "夏令营", "冬令营", "培训营", "集训", "论坛", "集市", "市集",
+    "义卖", "颁奖礼", "成人礼", "话剧",
 )  # fmt: skip
 _RELATION = "|".join(sorted(map(re.escape, ZH_RELATIONS), key=len, reverse=True))
 # A qualifier before a relation of the people group says which one: "大学室友", "高中的班主任",
@@ -177,7 +180,7 @@ _VERBS = (
     "定在", "定于", "位于", "就在", "一共持续", "共持续", "大约需要", "大概需要", "持续", "历时",
     "为期", "改到了", "改到", "改在", "改成了", "改成", "推迟到了", "推迟到", "延期到了", "延期到",
     "提前到了", "提前到", "挪到了", "挪到", "预计有", "将有", "会有", "会来", "将迎来", "安排在",
-    "一共来了", "来了",
+    "一共来了", "来了", "邀请了", "请来了", "邀请",
     "是", "为", "叫", "姓", "在", "有", "花了", "由", "需要",
 )  # fmt: skip
 _SPLIT = re.compile("|".join(map(re.escape, _VERBS)))
@@ -450,7 +453,7 @@ def _unknown_attr(parts: list[str], mine: bool) -> Subject | None:
             at = last.find(head)
             word = last[at + len(head) :] if at > 0 or at == 0 and len(head) > 1 else ""
             heads = EVENT_HEADS + ITEM_HEADS + PLACE_HEADS
-            if _PASSING.match(word) or _AUX.search(word) or _ends(word, heads):
+            if _PASSING.match(word) or _AUX.search(word) or _ends(word, heads) or "了" in last[:at]:
                 continue  # "公司年会将": an event, not the company's "年会将"
             if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", word):
                 found = _thing([*parts[:-1], last[: at + len(head)]], mine, kind)
@@ -545,6 +548,10 @@ def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
         return "scale", 0.88
     if verb in _LASTS and _DURATION.fullmatch(value):
         return "duration", 0.88
+    if verb == "需要" and re.match(r"自带|带上?|携带|穿|提前|自备|报名|预约", value):
+        return "requirements", 0.88  # "户外拓展活动需要自带午餐"
+    if verb in ("邀请了", "请来了", "邀请") and re.search(r"嘉宾|演讲|分享|主讲|出席|参加", value):
+        return "guests", 0.88  # "峰会邀请了三位院士作为嘉宾"
     return None
 
 
@@ -560,6 +567,7 @@ _HELD = re.compile(r"(?:隆重)?(?:举行|召开|举办|进行|开幕|开始|开
 # An attribute word that takes its value without a verb: "培训时长两个小时" (时长为…).
 _VERBLESS = re.compile(
     r"(?:时长|全程)(?=(?:大约|大概|约|一共|共)?[\d一二两三四五六七八九十半几整])"
+    r"|(?:一共|总共|前后共?)(?=[\d一二两三四五六七八九十半几]{1,3}个?(?:多|半|整)?(?:小时|天|周|个?星期|晚))"
 )
 
 
@@ -715,9 +723,61 @@ def had_for(text: str, who: Ctx) -> list[RuleCandidate]:
     return [make("fact", who.subject, predicate, _said(text, who), 0.85, 0.5, "zh:item-age")]
 
 
+# An event that comes back: "亲子读书会每个月第一个周六举行".
+_RECURS = re.compile(
+    r"^(?P<s>[^，。]{2,20}?)(?P<t>每(?:个|一|两|隔)?(?:周|星期|礼拜|月|年|季度|天)[^，。]{0,10}?|每逢[^，。]{1,8}?)"
+    r"(?:都|会|固定)?(?:举行|举办|召开|开|进行|活动|聚会|见面|碰头|聚)(?:一次)?$"
+)
+
+
+def recurring(text: str, who: Ctx) -> list[RuleCandidate]:
+    m = _RECURS.match(text)
+    if m is None or not (sub := subject(m["s"])) or sub.kind != "event" or sub.attr:
+        return []
+    predicate = f"event: {zh_about(sub.key, who)}: schedule"
+    return [make("fact", who.subject, predicate, _said(text, who), 0.88, 0.6, "zh:event-recurs")]
+
+
+# How far home or work is from somewhere: "我家离地铁站步行五分钟".
+_DISTANCE = re.compile(
+    r"^我(?:们)?(?P<at>家|公司|单位|学校|小区|住的地方|宿舍)离(?P<to>[^，。]{2,10}?)"
+    r"(?:只有|大概|大约|就|不到|差不多|有)?(?P<how>步行|走路|开车|骑车|坐地铁|打车|坐公交)?"
+    r"(?:只要|只有|大概|大约|就|不到|差不多|要|需要)?(?P<x>[\d一二两三四五六七八九十半几]{1,3}"
+    r"(?:个)?(?:多)?(?:分钟|公里|站|米|小时|里)(?:左右|多)?)(?:的路)?(?:路程)?$"
+)
+
+
+def distance(text: str, who: Ctx) -> list[RuleCandidate]:
+    m = _DISTANCE.match(text)
+    if m is None:
+        return []
+    predicate = f"place: {m['at']}: distance to {m['to']}"
+    return [make("fact", who.subject, predicate, _said(text, who), 0.88, 0.6, "zh:distance")]
+
+
+# The person's own body and signs: "我身高一米七五", "我血型是O型", "我属龙", "我是双鱼座".
+_SELF_ATTRS = {"身高": "height", "体重": "weight", "血型": "blood type", "星座": "zodiac sign",
+               "属相": "zodiac animal", "生肖": "zodiac animal", "鞋码": "shoe size",
+               "视力": "eyesight"}  # fmt: skip
+_SELF = re.compile(
+    rf"^我的?(?P<a>{'|'.join(_SELF_ATTRS)})(?:是|有|为|大概|大约|差不多)*(?P<x>[^，。]{{1,12}})$"
+    r"|^我属(?P<z>[鼠牛虎兔龙蛇马羊猴鸡狗猪])的?$"
+    r"|^我是(?P<s>(?:白羊|金牛|双子|巨蟹|狮子|处女|天秤|天蝎|射手|摩羯|水瓶|双鱼)座)的?$"
+)
+
+
+def self_attrs(text: str, who: Ctx) -> list[RuleCandidate]:
+    m = _SELF.match(text)
+    if m is None or m["x"] and (_STATE.match(m["x"]) or re.search(r"什么|多少|几", m["x"])):
+        return []  # "我体重太重了": a worry, not a figure
+    predicate = _SELF_ATTRS[m["a"]] if m["a"] else "zodiac animal" if m["z"] else "zodiac sign"
+    return [make("identity", who.subject, predicate, _said(text, who), 0.9, 0.6, "zh:self")]
+
+
 def chinese(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     """Candidates for one Chinese clause (hedges already removed), or []."""
-    for step in (people, own_place, had_for, hours, nearby, lately, described):
+    for step in (self_attrs, people, own_place, had_for, distance, recurring, hours, nearby,
+                 lately, described):  # fmt: skip
         if found := step(text, who):
             return found
     return things(text, who, now)

@@ -180,9 +180,12 @@ _PERSON_SAID = (
      "school"),
     (r"(?:is|'s)\s+in\s+(?P<x>(?:\w+\s+grade|grade\s+\w+|year\s+\w+|(?:first|second|third|"
      r"fourth|final)\s+year.*))", "grade"),
-    (r"(?:is|'s)\s+(?:very\s+|really\s+|quite\s+|pretty\s+|super\s+)?(?P<x>outgoing|shy|"
-     r"introverted|extroverted|easygoing|easy-going|strict|funny|kind|patient|quiet|cheerful|"
-     r"friendly|stubborn|calm|laid-back|serious)", "personality"),
+    (r"(?:is|'s)\s+(?:an?\s+)?(?:very\s+|really\s+|quite\s+|pretty\s+|super\s+)?(?P<x>outgoing|"
+     r"shy|introverted|extroverted|easygoing|easy-going|strict|funny|kind|patient|quiet|cheerful|"
+     r"friendly|stubborn|calm|laid-back|serious)(?:\s+(?:guy|person|man|woman|lady|dude|boss))?",
+     "personality"),
+    (r"(?:goes\s+to|does|plays|practi[cs]es|takes)\s+(?P<x>[\w\s-]{2,30}?)\s+(?:every|each|twice|"
+     r"once|on)\s+\w+.*", "habit"),
     (r"(?:now\s+|currently\s+|still\s+)?works\s+(?:at|for)\s+(?P<x>[^,;]+?)"
      r"(?:\s+(?:now|these days|at the moment))?", "employer"),
     (r"(?:is|'s)\s+(?:now\s+)?(?:working|employed)\s+(?:at|for|by)\s+(?P<x>.+)", "employer"),
@@ -430,6 +433,8 @@ _EVENT_SAID = (
     (rf"^{_THE}{_EVENT}\s+{_IS}\s+(?:being\s+)?(?:hosted|run|organi[sz]ed|led|chaired)\s+by\s+"
      rf"(?P<x>.+)$", "host"),
     (rf"^{_THE}{_EVENT}\s+{_IS}\s+(?:held\s+)?(?P<x>(?:at|in|on)\s+.+)$", "when or where"),
+    (rf"^{_THE}{_EVENT}\s+(?:will\s+)?(?:take|takes|is\s+taking)\s+place\s+(?P<x>(?:at|in|on)\s+.+)$",
+     "when or where"),
     # a group that comes back: "the book club meets every second Thursday at the library"
     (rf"^{_THE}{_EVENT}\s+(?:meets|is\s+held|takes\s+place|happens|runs|gets\s+together)\s+"
      rf"(?P<x>(?:every|once|twice|each|on\s+(?:the\s+)?\w+days|weekly|monthly)\b.+)$", "schedule"),
@@ -479,11 +484,28 @@ def lately(text: str, who: Ctx) -> list[RuleCandidate]:
     return _add(who, f"activity: {key(what)}", text, 0.85, "en:activity")
 
 
+# How far home is from somewhere: "I live a five-minute walk from the subway".
+_DISTANCE = re.compile(
+    r"^(?:I\s+live|my\s+(?P<at>house|home|place|apartment|flat|office|school)\s+is)\s+(?:just\s+|only\s+|"
+    r"about\s+)?(?P<x>(?:an?\s+)?(?:\w+|\d+)[\s-](?:minutes?|mins?|hours?|kilometers?|km|miles?|blocks?)"
+    r"(?:[\s-](?:walk|drive|ride|bike\s+ride))?)\s+(?:away\s+)?from\s+(?:the\s+|my\s+)?(?P<to>[\w\s-]{2,30})\.?$",
+    re.I,
+)
+
+
+def distance(text: str, who: Ctx) -> list[RuleCandidate]:
+    if not (m := _DISTANCE.match(text)):
+        return []
+    at = (m["at"] or "home").lower()
+    at = "home" if at in ("house", "place", "apartment", "flat") else at
+    return _add(who, f"place: {at}: distance to {key(m['to'])}", text, 0.88, "en:distance")
+
+
 def english(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     """Candidates for one English clause (hedges already removed), or []."""
     if found := people(text, who, now):  # "my boss turns 50 next month": a date to resolve
         return found
-    for step in (items, places, lately):
+    for step in (items, places, distance, lately):
         if found := step(text, who):
             return found
     return events(text, who, now)

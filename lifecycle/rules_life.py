@@ -215,6 +215,9 @@ class _En:
         if m:
             n = m["n"] or m["t"]
             self.add("identity", "age", f"{self.who.en} is {n} years old", 0.9, "en:age", 0.6)
+        elif m := re.fullmatch(r"I(?:'m| am)\s+(?P<x>left|right)[- ]handed\.?", self.text, re.I):
+            content = f"{self.who.en} is {m['x'].lower()}-handed"
+            self.add("identity", "handedness", content, 0.9, "en:handedness", 0.5)
 
     # -- where they live --------------------------------------------------------------
 
@@ -758,7 +761,8 @@ _ZH_FREQ = re.compile(
     r"每隔[一两二三四五六七八九十几半\d]{1,3}个?(?:天|周|星期|礼拜|月|小时|年)|"
     r"每天(?:早上|早晨|晚上|中午|下午|傍晚|早晚)?|每晚|每早|天天|每个?(?:周|星期|礼拜)[一二三四五六日天]?|"
     r"一(?:周|星期|个月|天)(?=.{0,4}?[一两二三四五六七八九十\d]次)|"
-    r"每个?月|每年|(?<![这下本])周末(?!的(?!时候))|平时|平常|一般|通常|经常|总是|常常|习惯)"
+    r"每个?月|每年|(?<![这下本])周末(?!的(?!时候))|平时|平常|一般|通常|经常|总是|常常|习惯|"
+    r"(?:周|星期)[一二三四五六日天]到(?:周|星期)?[一二三四五六日天]|工作日)"
 )
 _ZH_CLOCK = re.compile(
     r"(?:早上|晚上|中午|下午|凌晨)?[零一二两三四五六七八九十\d]{1,3}点(?:半|钟)?"
@@ -795,6 +799,10 @@ class _Zh:
     def age(self):
         if m := re.fullmatch(rf"我(?:今年|现在)?(?P<n>{_ZH_N})岁了?", self.text):
             self.add("identity", "age", f"{self.who.zh}今年{m['n']}岁", 0.9, "zh:age", 0.6)
+        elif m := re.fullmatch(r"我是(?:个|一个)?(?P<x>左撇子|右撇子|左利手|右利手)", self.text):
+            self.add(
+                "identity", "handedness", f"{self.who.zh}是{m['x']}", 0.9, "zh:handedness", 0.5
+            )
 
     # -- where they live --------------------------------------------------------------
 
@@ -1004,6 +1012,16 @@ class _Zh:
             thing = _zh_clean(m["x"])
             self.add("preference", f"preference: {zh_key(thing)}: how", zh_about(t, self.who),
                      0.85, "zh:how-taken")  # fmt: skip
+            return
+        # "我喝牛奶会拉肚子": what does not agree with them, kept with the allergies.
+        if m := re.fullmatch(
+            r"我(?:一)?(?:喝|吃)(?P<x>[\u4e00-\u9fff]{1,5}?)(?:就|会|容易|都会|就会)+"
+            r"(?P<y>拉肚子|过敏|胃疼|胃痛|肚子疼|头疼|头痛|长痘|胀气|不舒服|起疹子|呕吐|失眠)了?",
+            t,
+        ):
+            thing = _zh_clean(m["x"])
+            self.add("preference", f"allergy: {key(thing)}", zh_about(t, self.who), 0.88,
+                     "zh:intolerance", 0.9)  # fmt: skip
             return
         # "我口味偏清淡", "我的口味比较重": how they like food in general.
         if m := re.fullmatch(
