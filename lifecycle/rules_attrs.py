@@ -768,8 +768,11 @@ _SELF = re.compile(
 
 def self_attrs(text: str, who: Ctx) -> list[RuleCandidate]:
     m = _SELF.match(text)
-    if m is None or m["x"] and (_STATE.match(m["x"]) or re.search(r"什么|多少|几", m["x"])):
-        return []  # "我体重太重了": a worry, not a figure
+    x = m["x"] if m else ""
+    if m is None or x and (_STATE.match(x) or re.search(r"什么|多少|几|了$|涨|掉|减|胖|瘦|变", x)):
+        return []  # "我体重太重了", "我体重最近涨了": a worry, not a figure
+    if x and not re.search(r"[\dA-Za-z一二两三四五六七八九十百半座]|[鼠牛虎兔龙蛇马羊猴鸡狗猪]", x):
+        return []  # a figure, a blood type or a sign
     predicate = _SELF_ATTRS[m["a"]] if m["a"] else "zodiac animal" if m["z"] else "zodiac sign"
     return [make("identity", who.subject, predicate, _said(text, who), 0.9, 0.6, "zh:self")]
 

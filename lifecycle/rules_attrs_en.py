@@ -394,7 +394,8 @@ def places(text: str, who: Ctx) -> list[RuleCandidate]:
         m = re.match(pattern, text, re.I)
         # A time after a place is an event's ("the gym is on Monday"), unless it is its hours.
         timed = attribute != "opening hours" and _TIME.search(m["x"]) if m else False
-        if m and m["pm"] and not (m["q"] or re.match(r"(?:my|our)\b", text, re.I)):
+        vague = m and m["p"].lower() in ("place", "spot", "joint") and not m["pm"]
+        if vague or m and m["pm"] and not (m["q"] or re.match(r"(?:my|our)\b", text, re.I)):
             continue  # "the new yoga studio is on Elm St": "yoga" only with the person's own
         if m and not timed:
             if attribute == "{a}":

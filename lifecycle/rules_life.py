@@ -1104,13 +1104,15 @@ class _Zh:
         activity = _ZH_FREQ.sub("", t)
         # The person and the adverbs around the time phrase go ("我都会去爬山" -> "去爬山");
         # a 会 inside the activity stays ("开会").
-        activity = re.sub(r"^我的?|我(?=都|会|也)|(?:早上|晚上|中午|下午|凌晨)", "", activity)
+        activity = re.sub(
+            r"^我(?:们|的)?|我(?=都|会|也)|(?:早上|晚上|中午|下午|凌晨)", "", activity
+        )
         activity = re.sub(r"^(?:以前|过去|原来|曾经|之前)", "", activity)  # the same habit, then
         activity = re.sub(r"^(?:我|都|也|会|还|要|固定)+", "", activity)
         activity = _ZH_CLOCK.sub(lambda c: c["v"], activity)
         activity = _zh_clean(activity)
-        if not activity:
-            return
+        if not activity or re.match(r"(?:很|太|特别|非常|有点|比较|挺|好|超)", activity):
+            return  # "我每周一都很忙": how it feels, not a habit
         content = zh_about(t if "我" in t else who + t, self.who)
         self.add("preference", f"habit: {activity}", content, 0.85, "zh:habit", 0.6)
 

@@ -307,3 +307,45 @@ def test_a_change_of_diet_with_a_start_time_supersedes_and_keeps_the_time():
 )  # fmt: skip
 def test_roles_in_opinions_generic_statements_and_passing_states_give_nothing(text):
     assert extract(text, now=SAID) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "predicate"),
+    [
+        ("我小姨住在成都。", "family: aunt (小姨): location"),
+        ("我二叔住在广州。", "family: uncle (二叔): location"),
+        ("我隔壁的邻居叫周建国。", "people: next-door neighbor"),
+        ("我同事的老婆是一名护士。", "people: colleague's wife: occupation"),
+        ("我的上司担任销售总监。", "people: boss: position"),
+        ("我老婆比我小三岁。", "family: wife: age gap"),
+        ("我上班的地方在中关村。", "work place"),
+        ("我家离地铁站步行五分钟。", "place: 家: distance to 地铁站"),
+        ("我们公司楼下的药店二十四小时营业。", "place: 公司楼下的药店: opening hours"),
+        ("周六的羽毛球比赛时长三个小时。", "event: 羽毛球比赛: duration"),
+        ("亲子读书会每个月第一个周六举行。", "event: 亲子读书会: schedule"),
+        ("我的笔记本电脑已经用了五年了。", "item: 笔记本电脑: owned for"),
+        ("我身高一米七五。", "height"),
+        ("我不太能吃辣。", "preference: 辣"),
+        ("我喝咖啡从来不加糖。", "preference: 咖啡: how"),
+        ("我喝牛奶会拉肚子。", "allergy: 牛奶"),
+        ("My plumber's surname is Kowalski.", "people: plumber: surname"),
+        ("My son's piano teacher is from Vienna.", "people: son's piano teacher: hometown"),
+        ("My sofa is from IKEA.", "item: sofa: brand"),
+        ("The yoga studio I go to is on Elm Street.", "place: yoga studio"),
+        ("I always drink my coffee black.", "preference: coffee: how"),
+        ("I live a five-minute walk from the subway.", "place: home: distance to subway"),
+    ],
+)
+def test_round_five_families_are_read_with_a_stable_key(text, predicate):
+    assert [c.predicate for c in extract(text, now=SAID)] == [predicate]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["我妈说明天可能会下雨。", "我姐说她明年要去留学。", "我老婆比我更喜欢猫。", "我体重最近涨了。",
+     "我每周一都很忙。", "周末的天气应该不错。", "我刚才吃了一碗面。", "我住的地方离公司很近。",
+     "The park near my house is full of people at night.",
+     "The dumpling place I like is always full."],
+)  # fmt: skip
+def test_someone_elses_words_comparisons_and_passing_states_give_nothing(text):
+    assert extract(text, now=SAID) == []
