@@ -81,6 +81,8 @@ EVENT_ATTRS = {
     "形式": "format", "流程": "agenda", "要求": "requirements", "参赛要求": "requirements",
     "参加对象": "participants", "参与对象": "participants", "面向对象": "participants",
     "适合人群": "participants", "举办频率": "schedule", "频率": "schedule",
+    "起点": "start point", "终点": "finish point", "出发地点": "meeting point",
+    "出发时间": "meeting time", "比赛项目": "programme", "节目单": "programme", "菜单": "menu",
 }  # fmt: skip
 # Heads: what the last noun of a subject says it is (matched at the end of that part).
 ITEM_HEADS = (
@@ -96,7 +98,8 @@ ITEM_HEADS = (
     "钢笔", "电子琴", "小提琴", "尤克里里", "帐篷", "鱼竿", "球拍", "滑雪板", "冲锋衣", "羽绒服",
     "手套", "墨镜", "香水", "口红", "床垫", "枕头", "窗帘", "地毯", "餐桌", "衣柜", "书桌",
     "茶几", "鱼缸", "花瓶", "婚戒", "手柄", "主机", "阅读器", "房车", "SUV", "电动自行车",
-    "手机壳", "钥匙", "马克杯", "茶杯", "画", "相册", "笔记本电脑",
+    "手机壳", "钥匙", "马克杯", "茶杯", "画", "相册", "笔记本电脑", "护肤品", "化妆品",
+    "洗发水", "沐浴露", "牙膏", "面霜", "洗面奶", "防晒霜",
 )  # fmt: skip
 PLACE_HEADS = (
     "健身房", "咖啡店", "咖啡馆", "餐厅", "饭店", "饭馆", "面馆", "酒吧", "超市", "商场",
@@ -128,6 +131,7 @@ QUALIFIERS = {
     "大学时的": "college", "高中时的": "high school", "前": "former", "以前的": "former",
     "原来的": "former", "之前的": "former", "老": "old", "现在的": "current",
     "公司的": "work", "单位的": "work", "隔壁": "next-door", "对门": "across-the-hall",
+    "直属": "direct", "部门": "department",
     "楼上": "upstairs", "楼下": "downstairs", "对面": "opposite",
 }  # fmt: skip
 _PEOPLE_REL = "|".join(
@@ -487,6 +491,12 @@ _WHEN_IN = re.compile(
 )
 
 
+_FEATURE = (
+    r"(?:降噪|防水|无线|有线|蓝牙|全自动|半自动|自动|智能|手动|折叠|电动|二手|全新|定制|限量版?|"
+    r"机械|触屏|变频|静音|便携|加厚|纯棉|真皮|实木|不锈钢|纯手工|手工|国产|进口|新款|老款)"
+)
+
+
 def _item(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
     """The attribute an item's value gives, and how sure: "是爸爸送的" is who gave it."""
     if sub.attr:  # a word the tables do not know waits for review
@@ -508,6 +518,8 @@ def _item(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
         return "colour", 0.88
     if re.fullmatch(r".{1,10}?(?:产|生产|制造|进口|原装进口|带回来)的?", value):
         return "origin", 0.85  # "是意大利进口的", "是从日本带回来的"
+    if re.fullmatch(_FEATURE + "的?", value):
+        return "features", 0.75  # "是降噪的": what it can do, not who made it
     if re.match(r"[\d一二两三四五六七八九十百千万几]", value):
         return "", 0.75  # "是五百度的", "是两年前的": a figure the tables cannot name
     if re.fullmatch(r"[^的我你他她]{1,10}的", value) and not re.search(_RELATION, value):
@@ -674,7 +686,7 @@ _HOURS = re.compile(
     r"节假日)?(?:都|一般|通常)?(?:早上|上午|中午|下午|傍晚|晚上|凌晨)?"
     r"(?:[零一二两三四五六七八九十\d]{1,3}(?:点|[:：]\d\d)(?:半|[\d一二三四五六七八九十]{1,3}分?)?)?"
     r"(?:二十四小时|24小时|全天|通宵|全年无休)?)"
-    r"(?:就|都|不|不对外)?(?:开门|关门|营业|打烊|闭馆|休息|开放|关闭|歇业|开饭|供餐)"
+    r"(?:也|照常|正常)?(?:就|都|不|不对外)?(?:开门|关门|营业|打烊|闭馆|休息|开放|关闭|歇业|开饭|供餐)"
 )
 
 
@@ -730,6 +742,23 @@ _RECURS = re.compile(
 )
 
 
+# An event running from one day to another: "元宵灯会从正月十三持续到正月十八".
+_RUNS = re.compile(
+    r"^(?P<s>[^，。]{2,20}?)(?:将)?从(?P<a>[^，。]{2,12}?)(?:一直)?(?:持续|开|办|举行)?到"
+    r"(?P<b>[^，。]{2,12}?)(?:结束|为止)?$"
+)
+
+
+def runs(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
+    m = _RUNS.match(text)
+    if m is None or not (sub := subject(m["s"])) or sub.kind != "event" or sub.attr:
+        return []
+    when = ruledates.future(m["a"], now)
+    content = _said(text, who) + date_zh(when)
+    return [make("fact", who.subject, f"plan: {zh_about(sub.key, who)}", content, 0.88, 0.7,
+                 "zh:event-time")]  # fmt: skip
+
+
 def recurring(text: str, who: Ctx) -> list[RuleCandidate]:
     m = _RECURS.match(text)
     if m is None or not (sub := subject(m["s"])) or sub.kind != "event" or sub.attr:
@@ -783,4 +812,6 @@ def chinese(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
                  lately, described):  # fmt: skip
         if found := step(text, who):
             return found
+    if found := runs(text, who, now):
+        return found
     return things(text, who, now)

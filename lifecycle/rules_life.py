@@ -1023,6 +1023,16 @@ class _Zh:
             self.add("preference", f"allergy: {key(thing)}", zh_about(t, self.who), 0.88,
                      "zh:intolerance", 0.9)  # fmt: skip
             return
+        # Lasting conditions: "我有轻微的近视", "我晕车很严重", "我有高血压".
+        if m := re.fullmatch(
+            r"我(?:一直|从小)?(?:有|患有|得了|也有)?(?:轻微的?|轻度的?|严重的?|一点|点|很严重的?)?"
+            r"(?P<x>近视|远视|散光|晕车|晕船|晕机|恐高|高血压|糖尿病|哮喘|鼻炎|胃病|色盲|色弱|"
+            r"颈椎病|腰椎间盘突出|低血糖|贫血|痛风|偏头痛|幽闭恐惧症|密集恐惧症|社恐|失眠症|乳糖不耐)"
+            r"(?:很严重|比较严重|挺严重|有点严重|很厉害)?",
+            t,
+        ):
+            self.add("fact", f"health: {m['x']}", zh_about(t, self.who), 0.85, "zh:health", 0.8)
+            return
         # "我口味偏清淡", "我的口味比较重": how they like food in general.
         if m := re.fullmatch(
             r"我的?(?:饮食)?口味(?:一直|一向|比较|偏|很|特别|都)*(?P<x>清淡|重|咸|淡|甜|辣|酸|偏甜|偏辣|偏咸)的?",
@@ -1078,8 +1088,10 @@ class _Zh:
             if thing and not re.match(r"(?:饭|东西|饱)$", thing):
                 self.add("preference", f"preference: {zh_key(thing)}", said, 0.9, "zh:diet")
             return
-        if m := re.fullmatch(r"我最(?:喜欢|爱)的(?P<k>.{1,6}?)是(?P<x>.{1,20})", t):
-            said = f"{who}最喜欢的{m['k']}是{_zh_clean(m['x'])}"
+        if m := re.fullmatch(
+            r"我最(?:喜欢|爱)(?P<v>吃|喝|看|听|玩|用|去|读)?的(?P<k>.{1,6}?)是(?P<x>.{1,20})", t
+        ):  # "我最爱吃的水果是榴莲": the favourite fruit (the verb only says how)
+            said = f"{who}最喜欢{m['v'] or ''}的{m['k']}是{_zh_clean(m['x'])}"
             self.add("preference", f"favourite {m['k']}", said,
                      0.9, "zh:favourite")  # fmt: skip
 
