@@ -82,6 +82,7 @@ EVENT_ATTRS = {
     "参加对象": "participants", "参与对象": "participants", "面向对象": "participants",
     "适合人群": "participants", "举办频率": "schedule", "频率": "schedule",
     "起点": "start point", "终点": "finish point", "出发地点": "meeting point",
+    "目的地": "destination",
     "出发时间": "meeting time", "比赛项目": "programme", "节目单": "programme", "菜单": "menu",
 }  # fmt: skip
 # Heads: what the last noun of a subject says it is (matched at the end of that part).
@@ -120,7 +121,7 @@ EVENT_HEADS = (
     "生日宴", "满月酒", "婚宴", "同学会", "见面会", "分享会", "评审", "评审会", "开幕式",
     "闭幕式", "节", "赛", "春游", "秋游", "郊游", "开放日", "家长会", "野餐", "徒步", "研学",
     "宴", "露营", "骑行", "自驾游", "夏令营", "冬令营", "培训营", "集训", "论坛", "集市", "市集",
-    "义卖", "颁奖礼", "成人礼", "话剧",
+    "义卖", "颁奖礼", "成人礼", "话剧", "汇报", "述职", "例会", "周会", "晨会", "早会",
 )  # fmt: skip
 _RELATION = "|".join(sorted(map(re.escape, ZH_RELATIONS), key=len, reverse=True))
 # A qualifier before a relation of the people group says which one: "大学室友", "高中的班主任",
@@ -148,7 +149,8 @@ ROLE_ENDS = (
     "理财师", "规划师", "设计师", "咨询师", "营养师", "按摩师", "理发师", "美甲师", "化妆师",
     "摄影师", "厨师", "家教", "外教", "导游", "翻译", "保洁", "保洁员", "快递员", "辅导员",
     "业务员", "销售", "客服", "经理", "老师", "教授", "师傅", "主任", "牙医", "兽医", "治疗师",
-    "房东", "律所合伙人", "裁缝", "园丁", "钟点工",
+    "房东", "律所合伙人", "裁缝", "园丁", "钟点工", "搭子", "搭档", "伙伴", "校长", "院长",
+    "园长", "店长", "厂长", "局长", "处长", "科长", "村长", "书记", "班长", "队长", "物业",
 )  # fmt: skip
 _ROLE = (
     r"(?:(?![的我你他她们是在有叫姓任当做干])[\u4e00-\u9fff]){0,4}(?:"
@@ -204,7 +206,8 @@ _PETS = "|".join(k for k, v in ZH_RELATIONS.items() if group_of(v) == "pet")
 _LINK = rf"(?:{_QREL}|{_ROLE}|{_RELATION})(?:{_NICKNAME})?"
 # Relations joined by 的; someone else's pet ("我同事的狗") is not a relation of the person.
 _CHAIN = re.compile(
-    rf"^我(?:们家|们|家)?(?:养的|的)?(?P<chain>{_LINK}(?:的(?!(?:{_PETS}))(?:{_ROLE}|{_RELATION})(?:{_NICKNAME})?)*)"
+    rf"^我(?:们家|们|家)?(?:养的|的)?(?:(?:小区|公司|单位|学校|部门|班|村|楼)的?(?=\w{{2}}))?"
+    rf"(?P<chain>{_LINK}(?:家?的(?!(?:{_PETS}))(?:{_ROLE}|{_RELATION})(?:{_NICKNAME})?)*)"
     r"(?P<rest>.+)$"
 )
 _ZH_NAME = r"[\u4e00-\u9fffA-Za-z·][\u4e00-\u9fffA-Za-z· ]{0,9}"
@@ -238,7 +241,8 @@ _PERSON_SAID = (
     (rf"{_BEFORE}在(?P<x>.{{1,16}}?)(?:工作|上班|任职|任教|就职|打工)(?:过)?", "past employer",
      0.88),
     (rf"{_BEFORE}在(?P<o>.{{1,12}}?)(?:做|当|干)(?P<x>.{{1,10}})", "past occupation", 0.88),
-    (r"(?:现在|目前)?是(?:一名|一位|一个|名|位)(?P<x>[^，。]{1,12})", "occupation", 0.88),
+    (r"(?:现在|目前)?是(?:一名|一位|一个|名|位|个)(?P<x>[^，。]{1,12})", "occupation", 0.88),
+    (r"(?:今年|去年|已经)?考上了(?P<x>[^，。]{2,16})", "school", 0.88),
     (r"(?:现在|目前|还)?(?:在读|正在读)(?P<x>研究生|博士|硕士|本科|大学|高中|初中)", "school",
      0.88),
     # Their home: "我奶奶家在一个山村里".
@@ -424,7 +428,7 @@ def subject(text: str) -> Subject | None:
     """What a subject phrase (everything before the verb) is about, or None."""
     mine = text.startswith(("我", "咱"))
     body = re.sub(r"^(?:我们|咱们|我)的?", "", text) if mine else text  # "家附近的医院" kept
-    parts = [p for p in body.split("的") if p]
+    parts = [p for p in re.split(r"(?<!目)的", body) if p]  # 目的地 is one word
     if not parts or _MOOD.match(body):
         return None
     if mine and parts[-1] in ("车牌", "车牌号", "车牌号码"):  # "我的车牌号": the car's
@@ -560,7 +564,7 @@ def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
         return "scale", 0.88
     if verb in _LASTS and _DURATION.fullmatch(value):
         return "duration", 0.88
-    if verb == "需要" and re.match(r"自带|带上?|携带|穿|提前|自备|报名|预约", value):
+    if verb == "需要" and re.match(r"自带|带上?|携带|穿|提前|自备|报名|预约|准备", value):
         return "requirements", 0.88  # "户外拓展活动需要自带午餐"
     if verb in ("邀请了", "请来了", "邀请") and re.search(r"嘉宾|演讲|分享|主讲|出席|参加", value):
         return "guests", 0.88  # "峰会邀请了三位院士作为嘉宾"

@@ -52,7 +52,7 @@ EVENT_ATTRS = {
     "registration deadline": "deadline", "deadline": "deadline", "sign-up deadline": "deadline",
     "entry fee": "cost", "fee": "cost", "ticket price": "cost", "registration fee": "cost",
     "duration": "duration", "length": "duration", "meeting point": "meeting point",
-    "prize": "prize", "route": "route", "format": "format",
+    "prize": "prize", "route": "route", "format": "format", "destination": "destination",
 }  # fmt: skip
 ITEMS = (
     "phone", "smartphone", "laptop", "computer", "pc", "tablet", "ipad", "kindle", "bike",
@@ -114,7 +114,7 @@ ROLE_ENDS = (
     "counsellor", "counselor", "consultant", "planner", "secretary", "assistant",
     "dentist", "vet", "veterinarian", "plumber", "electrician", "mechanic", "optician",
     "pharmacist", "psychiatrist", "psychologist", "gardener", "handyman", "piano teacher",
-    "dog walker", "pediatrist", "surgeon", "midwife", "gp",
+    "dog walker", "pediatrist", "surgeon", "midwife", "gp", "buddy", "pal",
 )  # fmt: skip
 _ROLE = rf"(?:(?!(?:{_REL})\b)[a-z-]+\s+)?(?:{_alt(ROLE_ENDS)})"
 _QUALIFIED = re.compile(
@@ -357,6 +357,10 @@ _PLACE_SAID = (
     (rf"^{_OURS}(?:'s|’s)\s+(?P<a>{_alt(PLACE_ATTRS)})\s+{_IS}\s+(?P<x>.+)$", "{a}"),
     (rf"^the\s+(?P<a>{_alt(PLACE_ATTRS)})\s+of\s+{_OURS}\s+{_IS}\s+(?P<x>.+)$", "{a}"),
     (rf"^{_OURS}\s+{_IS}\s+(?:called|named)\s+(?P<x>.+)$", "name"),
+    (
+        rf"^{_OURS}\s+(?P<a>address|phone\s+number|opening\s+hours|hours)\s+{_IS}\s+(?P<x>.+)$",
+        "{a}",
+    ),
     (rf"^{_OURS}\s+{_IS}\s+(?P<x>(?:{_WHERE})\b.+|right\s+(?:{_WHERE})\b.+)$", ""),
     (
         rf"^{_OURS}\s+(?:opens|closes|is\s+open|is\s+closed)\s+(?P<x>(?:at|on|from|until|till|"
@@ -429,6 +433,9 @@ _EVENT_SAID = (
     (rf"^{_THE}{_EVENT}\s+(?:tickets?\s+|entry\s+|registration\s+)?(?:costs?|is|are)\s+"
      rf"(?P<x>(?:about\s+|around\s+)?(?:[$¥€£]\s?[\d,.]+|[\d,.]+\s*(?:dollars|yuan|rmb|euros|"
      rf"pounds|bucks)\b|free\b).*)$", "cost"),
+    (rf"^(?:the\s+)?(?:tickets?|entry|admission)\s+(?:for|to)\s+{_THE}{_EVENT}\s+(?:is|are|costs?)\s+"
+     rf"(?P<x>(?:about\s+|around\s+)?(?:[$¥€£]\s?[\d,.]+|[\d,.]+\s*(?:dollars|yuan|rmb|euros|pounds|"
+     rf"bucks)\b|free\b).*)$", "cost"),
     (rf"^(?P<x>I(?:'m| am))\s+(?:hosting|running|organi[sz]ing|leading|chairing|presenting at|"
      rf"in charge of)\s+{_THE}{_EVENT}$", "host"),
     (rf"^{_THE}{_EVENT}\s+{_IS}\s+(?:being\s+)?(?:hosted|run|organi[sz]ed|led|chaired)\s+by\s+"

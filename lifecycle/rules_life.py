@@ -118,7 +118,8 @@ ZH_PEOPLE = {
     "上级": "boss", "同桌": "deskmate", "校友": "alumnus", "队友": "teammate",
     "战友": "comrade", "学长": "senior schoolmate", "学姐": "senior schoolmate",
     "师兄": "senior labmate", "师姐": "senior labmate", "前妻": "ex-wife", "前夫": "ex-husband",
-    "前男友": "ex-boyfriend", "前女友": "ex-girlfriend",
+    "前男友": "ex-boyfriend", "前女友": "ex-girlfriend", "徒弟": "apprentice",
+    "舍友": "roommate", "网友": "online friend", "搭子": "buddy", "搭档": "partner at work",
 }  # fmt: skip
 ZH_PETS = {"猫咪": "cat", "小猫": "cat", "猫": "cat", "小狗": "dog", "狗狗": "dog", "狗": "dog",
            "兔子": "rabbit", "鹦鹉": "parrot", "仓鼠": "hamster"}  # fmt: skip
@@ -215,6 +216,18 @@ class _En:
         if m:
             n = m["n"] or m["t"]
             self.add("identity", "age", f"{self.who.en} is {n} years old", 0.9, "en:age", 0.6)
+        elif m := re.fullmatch(
+            r"I\s+(?:get|feel|am|'m)\s+(?P<x>cold|hot|tired|carsick|seasick|airsick|nervous|"
+            r"sunburnt)\s+(?:really\s+|very\s+)?easily\.?|I(?:'m| am)\s+(?P<y>a\s+night\s+owl|"
+            r"an\s+early\s+bird|a\s+morning\s+person|a\s+light\s+sleeper|a\s+heavy\s+sleeper)\.?",
+            self.text,
+            re.I,
+        ):
+            trait = (m["x"] and f"gets {m['x'].lower()} easily") or re.sub(r"^an?\s+", "", m["y"])
+            content = f"{self.who.en} {third(self.text[1:].strip().rstrip('.'))}"
+            if m["y"]:
+                content = f"{self.who.en} is {m['y']}"
+            self.add("identity", f"trait: {key(trait)}", content, 0.85, "en:trait", 0.5)
         elif m := re.fullmatch(r"I(?:'m| am)\s+(?P<x>left|right)[- ]handed\.?", self.text, re.I):
             content = f"{self.who.en} is {m['x'].lower()}-handed"
             self.add("identity", "handedness", content, 0.9, "en:handedness", 0.5)
@@ -477,6 +490,18 @@ class _En:
 
     def food(self):
         t, who = self.text, self.who.en
+        # "I don't smoke or drink": the keys of "I quit smoking" / "I don't drink alcohol".
+        if m := re.fullmatch(
+            r"I\s+(?:don't|do\s+not|never)\s+(?P<a>smoke|drink)(?:\s+(?:or|and|nor)\s+(?P<b>smoke|drink))?"
+            r"(?:\s+at\s+all)?\.?",
+            t,
+            re.I,
+        ):
+            for verb in filter(None, (m["a"], m["b"])):
+                thing = "smoking" if verb.lower() == "smoke" else "alcohol"
+                said = f"{who} does not {'smoke' if thing == 'smoking' else 'drink alcohol'}"
+                self.add("preference", f"preference: {thing}", said, 0.9, "en:diet")
+            return
         # How they get to work: "I commute to work by train", "I usually cycle to the office".
         if m := re.fullmatch(
             r"I\s+(?:usually\s+|always\s+|normally\s+|mostly\s+)?(?:commute|get|go|travel)\s+to\s+"
@@ -799,6 +824,13 @@ class _Zh:
     def age(self):
         if m := re.fullmatch(rf"我(?:今年|现在)?(?P<n>{_ZH_N})岁了?", self.text):
             self.add("identity", "age", f"{self.who.zh}今年{m['n']}岁", 0.9, "zh:age", 0.6)
+        elif m := re.fullmatch(
+            r"我(?:这个人)?(?:比较|很|特别|有点|非常|一直|天生|是个?|属于)*(?P<x>怕冷|怕热|怕黑|怕疼|"
+            r"怕吵|怕晒|路痴|夜猫子|慢热|起床困难户?|容易紧张|容易晕|早起的人|急性子|慢性子)的?人?",
+            self.text,
+        ):
+            said = zh_about(self.text, self.who)
+            self.add("identity", f"trait: {m['x']}", said, 0.85, "zh:trait")
         elif m := re.fullmatch(r"我是(?:个|一个)?(?P<x>左撇子|右撇子|左利手|右利手)", self.text):
             self.add(
                 "identity", "handedness", f"{self.who.zh}是{m['x']}", 0.9, "zh:handedness", 0.5
