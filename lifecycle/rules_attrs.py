@@ -47,6 +47,9 @@ PEOPLE_ATTRS = {
     "生肖": "zodiac animal", "血型": "blood type", "年级": "grade", "班级": "class",
     "工龄": "years in work", "工作年限": "years in work", "从业年限": "years in work",
     "从业经验": "years in work", "教龄": "years in work", "驾龄": "years driving",
+    "英文名": "english name", "英文名字": "english name", "外号": "nickname", "绰号": "nickname",
+    "小名": "nickname", "乳名": "nickname", "网名": "online name", "口头禅": "catchphrase",
+    "鞋码": "shoe size",
 }  # fmt: skip
 ITEM_ATTRS = {
     "品牌": "brand", "牌子": "brand", "型号": "model", "颜色": "colour", "价格": "price",
@@ -57,13 +60,17 @@ ITEM_ATTRS = {
     "重量": "weight", "电池容量": "battery", "排量": "engine size", "油耗": "fuel consumption",
     "里程": "mileage", "屏幕": "screen", "像素": "camera", "功率": "power", "配置": "specs",
     "处理器": "processor", "保修期": "warranty", "车牌": "plate", "车牌号": "plate",
+    "系统": "system", "操作系统": "system", "套餐": "plan", "运营商": "carrier",
 }  # fmt: skip
 PLACE_ATTRS = {
     "名字": "name", "名称": "name", "地址": "address", "位置": "address", "地点": "address",
     "类型": "type", "特色": "features", "特点": "features", "招牌菜": "features",
     "营业时间": "opening hours", "电话": "phone", "面积": "size", "规模": "size",
     "开门时间": "opening hours", "关门时间": "opening hours", "户型": "layout",
-    "房租": "rent", "租金": "rent", "房价": "price", "楼层": "floor",
+    "房租": "rent", "租金": "rent", "房价": "price", "楼层": "floor", "物业费": "fees",
+    "会员费": "fees", "年费": "fees", "月费": "fees", "学费": "fees", "停车费": "parking fee",
+    "上班时间": "working hours", "下班时间": "working hours", "工作时间": "working hours",
+    "校训": "motto", "门牌号": "address",
 }  # fmt: skip
 EVENT_ATTRS = {
     "时间": "time", "日期": "time", "开始时间": "time", "地点": "place", "地址": "place",
@@ -84,6 +91,8 @@ EVENT_ATTRS = {
     "起点": "start point", "终点": "finish point", "出发地点": "meeting point",
     "目的地": "destination",
     "出发时间": "meeting time", "比赛项目": "programme", "节目单": "programme", "菜单": "menu",
+    "预算": "budget", "交通方式": "transport", "交通": "transport", "一等奖": "prize",
+    "大奖": "prize", "特等奖": "prize",
 }  # fmt: skip
 # Heads: what the last noun of a subject says it is (matched at the end of that part).
 ITEM_HEADS = (
@@ -100,7 +109,7 @@ ITEM_HEADS = (
     "手套", "墨镜", "香水", "口红", "床垫", "枕头", "窗帘", "地毯", "餐桌", "衣柜", "书桌",
     "茶几", "鱼缸", "花瓶", "婚戒", "手柄", "主机", "阅读器", "房车", "SUV", "电动自行车",
     "手机壳", "钥匙", "马克杯", "茶杯", "画", "相册", "笔记本电脑", "护肤品", "化妆品",
-    "洗发水", "沐浴露", "牙膏", "面霜", "洗面奶", "防晒霜",
+    "洗发水", "沐浴露", "牙膏", "面霜", "洗面奶", "防晒霜", "宽带",
 )  # fmt: skip
 PLACE_HEADS = (
     "健身房", "咖啡店", "咖啡馆", "餐厅", "饭店", "饭馆", "面馆", "酒吧", "超市", "商场",
@@ -421,7 +430,10 @@ def _thing(parts: list[str], mine: bool, kind: str) -> Subject | None:
         return None  # a bare "会" is a verb, not an event
     if kind == "place" and _ends(last, EVENT_HEADS + ITEM_HEADS) and len(head) == 1:
         return None  # "晚会", "手表": a one-character place head inside another word
-    return Subject(kind, last if kind == "item" else "的".join([*owners, last]))
+    if kind == "item":  # "我新买的手机" is the phone; "我女儿的书包" is the daughter's
+        kin = [p for p in owners if re.fullmatch(rf"(?:{_RELATION}|[哥姐弟妹])", p)]
+        return Subject(kind, "的".join([*kin, last]))
+    return Subject(kind, "的".join([*owners, last]))
 
 
 def subject(text: str) -> Subject | None:
@@ -442,6 +454,13 @@ def subject(text: str) -> Subject | None:
     for kind in ("event", "item", "place"):
         if found := _thing(parts, mine, kind):
             return found
+    word = parts[-1]
+    known = len(parts) >= 2 and not _owned(word) and not _AUX.search(word)  # "年终晚宴将"
+    if known and re.fullmatch(r"[\u4e00-\u9fff]{2,5}", word):
+        for kind in ("event", "place"):  # "读书会的下一本书": a word the tables do not know
+            if not _PASSING.match(word) and (found := _thing(parts[:-1], mine, kind)):
+                found.attr = word
+                return found
     return _unknown_attr(parts, mine)
 
 
@@ -524,7 +543,8 @@ def _item(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
         return "origin", 0.85  # "是意大利进口的", "是从日本带回来的"
     if re.fullmatch(_FEATURE + "的?", value):
         return "features", 0.75  # "是降噪的": what it can do, not who made it
-    if re.match(r"[\d一二两三四五六七八九十百千万几]", value):
+    measure = r"(?!辆|台|部|个|件|双|只|块|把|套|本|条|款|张|架)"  # "是一辆…" says what it is
+    if re.match(r"[\d一二两三四五六七八九十百千万几]" + measure, value):
         return "", 0.75  # "是五百度的", "是两年前的": a figure the tables cannot name
     if re.fullmatch(r"[^的我你他她]{1,10}的", value) and not re.search(_RELATION, value):
         return "brand", 0.85  # "是海尔的", "是索尼的"; not "是我爸的" (whose it is)
@@ -532,8 +552,10 @@ def _item(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
 
 
 def _place(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
+    if sub.attr in PLACE_ATTRS:
+        return PLACE_ATTRS[sub.attr], 0.88
     if sub.attr:
-        return (PLACE_ATTRS[sub.attr], 0.88) if sub.attr in PLACE_ATTRS else (sub.attr, 0.75)
+        return (sub.attr, 0.75) if verb in ("是", "为", "有") else None
     if verb in ("在", "位于", "就在", "是在"):
         return "", 0.88  # where it is
     if verb in ("叫", "名叫", "叫做", "名字叫", "的名字叫"):
@@ -550,8 +572,10 @@ _COMES = ("有", "来", "大约有", "大概有", "约有", "共有", "一共有
 
 
 def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
-    if sub.attr:
+    if sub.attr in EVENT_ATTRS:
         return EVENT_ATTRS[sub.attr], 0.88
+    if sub.attr:  # a word the tables do not know, said with 是: the person reviews it
+        return (sub.attr, 0.75) if verb in ("是", "为") else None
     if verb in _MOVED and (_CLOCK.search(value) or _WHEN_IN.search(value)):
         return "time", 0.88  # a new time: the same key, so it supersedes the old one
     if verb in ("在", "是在", "定在", "定于", "安排在"):
@@ -810,12 +834,29 @@ def self_attrs(text: str, who: Ctx) -> list[RuleCandidate]:
     return [make("identity", who.subject, predicate, _said(text, who), 0.9, 0.6, "zh:self")]
 
 
+# When a document or a membership of the person's runs out: "我的护照明年三月到期".
+_EXPIRES = re.compile(
+    r"^我(?:的|家的?)?(?P<x>(?:车的?)?(?:护照|签证|驾照|驾驶证|身份证|保险|车险|会员|会员卡|合同|"
+    r"租约|劳动合同|信用卡|年卡|健身卡|居住证|港澳通行证|通行证))(?:将|会)?(?:在|于)?"
+    r"(?P<t>[^，。]{2,12}?)(?:就|要)?(?:到期|过期)了?$"
+)
+
+
+def expires(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
+    m = _EXPIRES.match(text)
+    if m is None or re.search(r"什么|哪|几", m["t"]):
+        return []
+    content = _said(text, who) + date_zh(ruledates.future(m["t"], now))
+    thing = m["x"].replace("的", "")
+    return [make("fact", who.subject, f"expiry: {thing}", content, 0.88, 0.7, "zh:expiry")]
+
+
 def chinese(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     """Candidates for one Chinese clause (hedges already removed), or []."""
     for step in (self_attrs, people, own_place, had_for, distance, recurring, hours, nearby,
                  lately, described):  # fmt: skip
         if found := step(text, who):
             return found
-    if found := runs(text, who, now):
+    if found := runs(text, who, now) or expires(text, who, now):
         return found
     return things(text, who, now)
