@@ -218,15 +218,12 @@ class _En:
             self.add("identity", "age", f"{self.who.en} is {n} years old", 0.9, "en:age", 0.6)
         elif m := re.fullmatch(
             r"I\s+(?:get|feel|am|'m)\s+(?P<x>cold|hot|tired|carsick|seasick|airsick|nervous|"
-            r"sunburnt)\s+(?:really\s+|very\s+)?easily\.?|I(?:'m| am)\s+(?P<y>a\s+night\s+owl|"
-            r"an\s+early\s+bird|a\s+morning\s+person|a\s+light\s+sleeper|a\s+heavy\s+sleeper)\.?",
+            r"sunburnt)\s+(?:really\s+|very\s+)?easily\.?",
             self.text,
             re.I,
-        ):
-            trait = (m["x"] and f"gets {m['x'].lower()} easily") or re.sub(r"^an?\s+", "", m["y"])
+        ):  # not "I'm a morning person" (a way of talking, left alone)
             content = f"{self.who.en} {third(self.text[1:].strip().rstrip('.'))}"
-            if m["y"]:
-                content = f"{self.who.en} is {m['y']}"
+            trait = f"gets {m['x'].lower()} easily"
             self.add("identity", f"trait: {key(trait)}", content, 0.85, "en:trait", 0.5)
         elif m := re.fullmatch(r"I(?:'m| am)\s+(?P<x>left|right)[- ]handed\.?", self.text, re.I):
             content = f"{self.who.en} is {m['x'].lower()}-handed"
