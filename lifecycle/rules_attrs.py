@@ -223,7 +223,8 @@ _ZH_NAME = r"[\u4e00-\u9fffA-Za-z·][\u4e00-\u9fffA-Za-z· ]{0,9}"
 _N = r"[\d一二两三四五六七八九十百千万]{1,5}"
 _TRAITS = (
     "开朗|内向|外向|温柔|随和|严厉|严格|幽默|热情|安静|活泼|善良|耐心|细心|急躁|暴躁|大方|老实|"
-    "稳重|靠谱|健谈|友善|和善|认真|固执|要强|独立|乐观|悲观|风趣|低调|高冷|腼腆|害羞|温和|爽快|直爽"
+    "稳重|靠谱|健谈|友善|和善|认真|固执|要强|独立|乐观|悲观|风趣|低调|高冷|腼腆|害羞|温和|爽快|直爽|"
+    "细心|负责|好说话|讲究|随性|节俭|大度|精明|能干"
 )
 _GRADE = (
     r"(?:小学|初中|高中|大学|幼儿园)?[一二三四五六\d]年级|初[一二三]|高[一二三]|大[一二三四]|"
@@ -259,6 +260,8 @@ _PERSON_SAID = (
     (rf"的?(?P<a>{_ATTR_WORD}){_ATTR_END}(?P<x>.{{1,30}})", "{a}", 0.88),
     (rf"(?:的)?(?:性格|人|脾气)?(?:很|特别|非常|比较|挺|超级?|有点|十分)?(?P<x>{_TRAITS})",
      "personality", 0.85),
+    (rf"是(?:一)?(?:个|位)(?:很|特别|非常|比较|挺|超级?|十分)?(?P<x>{_TRAITS})的人",
+     "personality", 0.85),  # "我的上司是个很幽默的人"
     (rf"(?:今年|现在|已经|快)?(?P<x>{_N}(?:岁|个月)(?:半|多)?)(?:大)?了?", "age", 0.88),
     (r"(?:现在|目前|今年)?在(?P<o>.{1,12}?)(?:做|当|干)(?P<x>.{1,10})", "occupation", 0.88),
     (rf"(?:现在|目前|今年)?在(?P<o>.{{1,12}}?)(?:读|上|念)(?P<x>{_DEGREE})", "school", 0.88),
@@ -293,6 +296,12 @@ _PERSON_SAID = (
     # An attribute word the table does not know ("研究方向"): kept, but the person reviews it.
     (r"的(?P<g>[\u4e00-\u9fff]{2,5})(?:是|为|有)(?P<x>.{1,30})", "{g}", 0.75),
 )  # fmt: skip
+_KIND_OF = rf"的|^(?:一?个|一位)?(?:{_STATE_WORD}|好|坏|老实|热心|大忙|明白|聪明|普通|年轻|老)"
+# After 是(一)个 a kind of person, not a job: "好人", "很细心的人", "吃货", "工作狂".
+_NOT_A_JOB = re.compile(
+    r"人$|的|^(?:好|坏|老实|热心|大忙|夜猫子|吃货|工作狂|宅男|宅女|学霸|学渣|话痨|暖男|直男|"
+    r"路痴|急性子|慢性子|开心果|乐天派|完美主义者)"
+)
 # Values that say how things are going, not what an attribute is ("我老公工作很忙").
 _STATE = re.compile(rf"^(?:{_STATE_WORD})")
 
@@ -340,6 +349,10 @@ def _person_said(rest: str, group: str) -> tuple[str | None, str, float] | None:
                 continue  # "我同事的狗是金毛": the colleague's dog, not an attribute
         if attribute == "breed" and (_STATE.match(value) or re.search(r"[我你他她]|的$", value)):
             continue  # "我的狗是我最好的朋友", "我家的猫是很乖的": not a breed
+        if attribute == "hometown" and re.search(_KIND_OF, value):
+            continue  # "是个好人", "是个很细心的人": what they are like, not where from
+        if attribute == "occupation" and (_STATE.match(value) or _NOT_A_JOB.search(value)):
+            continue  # "我的上司是个好人", "我老公是个很细心的人": what they are like
         if attribute == "{a}":
             attribute = PEOPLE_ATTRS[m["a"]]
             if _STATE.match(value) and attribute not in ("personality", "height"):
