@@ -674,6 +674,19 @@ def _changed(clause: Clause, who: _Ctx, now: datetime, whole: str) -> list[RuleC
     return [replace(c, content=said) for c in before]
 
 
+def _going_on(parts: list[Clause]) -> list[Clause]:
+    """A Chinese clause without a subject of its own that tells more about the subject of the
+    clause before it ("…举行，时间是下周六", "我的上司叫赵雅琳，老家在河北") is read with it."""
+    out: list[Clause] = []
+    for clause in parts:
+        before = out[-1] if out else None
+        if before and clause.lang == before.lang == "zh" and not before.question:
+            said = rules_attrs.goes_on(_unhedged(before)[0], clause.text)
+            clause = Clause(said, clause.question, clause.lang) if said else clause
+        out.append(clause)
+    return out
+
+
 def extract(text: str, name: str = "", now: datetime | None = None) -> list[RuleCandidate]:
     """Candidates stated in `text` (one user turn); `name` is the person's display name and
     `now` when it was said (relative times: "last month", "下周六")."""
@@ -681,7 +694,7 @@ def extract(text: str, name: str = "", now: datetime | None = None) -> list[Rule
     now = now or datetime.now()
     found: list[RuleCandidate] = []
     carry = False  # a bare "记住：" / "remember:" applies to the clause after it
-    for clause in _then_now(_joined(clauses(text))):
+    for clause in _going_on(_then_now(_joined(clauses(text)))):
         rest = _remember(clause)
         if rest == "":
             carry = True

@@ -70,7 +70,7 @@ PLACE_ATTRS = {
     "房租": "rent", "租金": "rent", "房价": "price", "楼层": "floor", "物业费": "fees",
     "会员费": "fees", "年费": "fees", "月费": "fees", "学费": "fees", "停车费": "parking fee",
     "上班时间": "working hours", "下班时间": "working hours", "工作时间": "working hours",
-    "校训": "motto", "门牌号": "address",
+    "校训": "motto", "门牌号": "address", "开放时间": "opening hours",
 }  # fmt: skip
 EVENT_ATTRS = {
     "时间": "time", "日期": "time", "开始时间": "time", "地点": "place", "地址": "place",
@@ -184,7 +184,7 @@ _SURNAMES = (
 )
 # A name right after a relation: "我的邻居王阿姨", "我同事小李", "我上司赵总".
 _NICKNAME = (
-    rf"(?:[小老阿](?!师)[\u4e00-\u9fff]|[{_SURNAMES}](?:阿姨|叔叔|大爷|奶奶|爷爷|老师|医生|师傅|总|工|"
+    rf"(?:[小老阿](?!师|家|公|婆|板|乡|区|时|学|说)[\u4e00-\u9fff]|[{_SURNAMES}](?:阿姨|叔叔|大爷|奶奶|爷爷|老师|医生|师傅|总|工|"
     rf"姐|哥|经理|主任|教练|律师|大夫|护士|教授|警官)|[{_SURNAMES}][\u4e00-\u9fff]{{1,2}}?"
     # a full name, then what is said of them: "我的老同学张伟现在是一名律师"
     r"(?=的|现在|目前|如今|今年|已经|是一名|是一位|在))"
@@ -862,6 +862,40 @@ def expires(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     content = _said(text, who) + date_zh(ruledates.future(m["t"], now))
     thing = m["x"].replace("的", "")
     return [make("fact", who.subject, f"expiry: {thing}", content, 0.88, 0.7, "zh:expiry")]
+
+
+# --------------------------------------------------------------------------------------
+# A clause that goes on about the subject of the one before it
+# --------------------------------------------------------------------------------------
+
+_ALL_ATTRS = sorted({*PEOPLE_ATTRS, *ITEM_ATTRS, *PLACE_ATTRS, *EVENT_ATTRS}, key=len, reverse=True)
+_GOES_ON = re.compile(
+    rf"^(?P<a>{'|'.join(map(re.escape, _ALL_ATTRS))})(?=是|为|在|定在|定于|大约|大概|约|有|叫|由)"
+)
+_PERSON_GOES_ON = re.compile(
+    r"^(?:今年|现在|目前|已经|如今)?(?:[\d一二两三四五六七八九十]{1,3}岁|住在|在[^，。]{1,12}(?:工作|上班)|"
+    r"是(?:一名|一位)|毕业于|来自|老家|家乡)"
+)
+
+
+def goes_on(before: str, clause: str) -> str | None:
+    """ "公司年会在希尔顿酒店举行，时间是下周六": the second clause is the 年会's time, so it is
+    read as "公司年会的时间是下周六"; "我的上司叫赵雅琳，老家在河北" as "我的上司老家在河北". None
+    when the clause has a subject of its own or the one before names nothing."""
+    attr = _GOES_ON.match(clause)
+    if person := _CHAIN.match(before):
+        if attr and attr["a"] in PEOPLE_ATTRS or _PERSON_GOES_ON.match(clause):
+            return before[: person.start("rest")] + clause
+        return None
+    verb = _SPLIT.match(clause)  # "…，大约有三百人参加": the verb comes first
+    if attr is None and verb is None or (m := _SPLIT.search(before)) is None:
+        return None
+    head = before[: m.start()]
+    if not subject(head) and _AUX.search(head):
+        head = _AUX.sub("", head)
+    if not (sub := subject(head)) or sub.attr or verb and sub.kind != "event":
+        return None
+    return f"{head}的{clause}" if attr else head + clause
 
 
 def chinese(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:

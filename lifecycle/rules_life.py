@@ -927,7 +927,8 @@ class _Zh:
             self._named(m["r"], n["n"])
             return
         if n := re.match(
-            r"(?P<n>(?:小|老|阿)[\u4e00-\u9fff]{1,2}|[A-Z][a-z]+)(?=今年|现在|已经|在|上|是|也)",
+            r"(?P<n>(?:小|老|阿)(?!家|公|婆|板|乡|区|时|学)[\u4e00-\u9fff]{1,2}|[A-Z][a-z]+)"
+            r"(?=今年|现在|已经|在|上|是|也)",
             rest,
         ):
             self._named(m["r"], n["n"])  # "我儿子小宝上二年级了": a nickname right after

@@ -349,3 +349,16 @@ def test_round_five_families_are_read_with_a_stable_key(text, predicate):
 )  # fmt: skip
 def test_someone_elses_words_comparisons_and_passing_states_give_nothing(text):
     assert extract(text, now=SAID) == []
+
+
+def test_a_clause_without_a_subject_goes_on_about_the_one_before_it():
+    found = extract("烹饪乐聚团建盛宴在希尔顿酒店举行，时间是下下周六晚上七点。", now=SAID)
+    event = "烹饪乐聚团建盛宴"
+    assert [c.predicate for c in found] == [f"event: {event}: place", f"plan: {event}"]
+    assert "2026-12-12" in found[1].content
+    found = extract("我的上司叫赵雅琳，老家在河北石家庄。", now=SAID)
+    assert [c.predicate for c in found] == ["people: boss", "people: boss: hometown"]
+    assert "叫老家" not in " ".join(c.content for c in found)  # 老家 is no nickname
+    assert [c.predicate for c in extract("我的电脑是联想的，有点卡。", now=SAID)] == [
+        "item: 电脑: brand"
+    ]
