@@ -118,7 +118,8 @@ PLACE_HEADS = (
     "公交站", "停车场", "广场", "步行街", "景区", "寺庙", "博物馆", "美术馆", "理发店",
     "花店", "面包店", "便利店", "药店", "球场", "办公室", "会议室", "工作室", "公司", "单位",
     "部门", "学院", "大学", "中学", "小学", "宿舍", "房子", "工厂", "写字楼", "办公楼", "园区",
-    "游泳池", "泳池", "驾校", "琴行", "俱乐部", "中心", "会所", "网吧", "书吧", "KTV",
+    "游泳池", "泳池", "驾校", "琴行", "俱乐部", "中心", "会所", "网吧", "书吧", "KTV", "快递柜",
+    "驿站", "自提点",
     "摊", "楼", "店", "厂",
     "馆", "厅", "院", "场", "园", "站", "铺",
 )  # fmt: skip
@@ -141,7 +142,7 @@ QUALIFIERS = {
     "大学时的": "college", "高中时的": "high school", "前": "former", "以前的": "former",
     "原来的": "former", "之前的": "former", "老": "old", "现在的": "current",
     "公司的": "work", "单位的": "work", "隔壁": "next-door", "对门": "across-the-hall",
-    "直属": "direct", "部门": "department",
+    "直属": "direct", "部门": "department", "新": "new",
     "楼上": "upstairs", "楼下": "downstairs", "对面": "opposite",
 }  # fmt: skip
 _PEOPLE_REL = "|".join(
@@ -263,6 +264,9 @@ _PERSON_SAID = (
     (rf"是(?:一)?(?:个|位)(?:很|特别|非常|比较|挺|超级?|十分)?(?P<x>{_TRAITS})的人",
      "personality", 0.85),  # "我的上司是个很幽默的人"
     (rf"(?:今年|现在|已经|快)?(?P<x>{_N}(?:岁|个月)(?:半|多)?)(?:大)?了?", "age", 0.88),
+    (r"(?:今年|已经|都)(?P<x>[二三四五六七八九]?十[一二三四五六七八九]?|[1-9]\d)多?了", "age",
+     0.88),  # "我奶奶今年八十五了"
+    (r"是从(?P<x>[^，。]{2,12}?)(?:跳槽|调|转)过来的", "past employer", 0.88),
     (r"(?:现在|目前|今年)?在(?P<o>.{1,12}?)(?:做|当|干)(?P<x>.{1,10})", "occupation", 0.88),
     (rf"(?:现在|目前|今年)?在(?P<o>.{{1,12}}?)(?:读|上|念)(?P<x>{_DEGREE})", "school", 0.88),
     (rf"(?:今年|现在|目前)?(?:上|读|在读|念)(?P<x>{_GRADE})了?", "grade", 0.88),
@@ -591,6 +595,10 @@ def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
         return (sub.attr, 0.75) if verb in ("是", "为") else None
     if verb in _MOVED and (_CLOCK.search(value) or _WHEN_IN.search(value)):
         return "time", 0.88  # a new time: the same key, so it supersedes the old one
+    if verb in _MOVED and re.fullmatch(
+        r"(?:在)?(?:线上|线下|网上|视频会议|腾讯会议|钉钉|Zoom)(?:开|进行|举行)?", value
+    ):
+        return "format", 0.88  # "部门会议改到了线上"
     if verb in ("在", "是在", "定在", "定于", "安排在"):
         timed = _CLOCK.search(value) or _WHEN_IN.search(value) or _MONTH_PART.search(value)
         return ("time", 0.88) if timed else ("place", 0.88)
@@ -783,6 +791,18 @@ _RECURS = re.compile(
 )
 
 
+# An event called off: "今年的年会取消了" (the plan's key, so it supersedes the plan).
+_CALLED_OFF = re.compile(r"^(?P<s>[^，。]{2,20}?)(?:已经|临时|突然)?(?:被)?(?:取消|延期)了$")
+
+
+def called_off(text: str, who: Ctx) -> list[RuleCandidate]:
+    m = _CALLED_OFF.match(text)
+    if m is None or not (sub := subject(m["s"])) or sub.kind != "event" or sub.attr:
+        return []
+    predicate = f"plan: {zh_about(sub.key, who)}"
+    return [make("fact", who.subject, predicate, _said(text, who), 0.88, 0.7, "zh:event-off")]
+
+
 # An event running from one day to another: "元宵灯会从正月十三持续到正月十八".
 _RUNS = re.compile(
     r"^(?P<s>[^，。]{2,20}?)(?:将)?从(?P<a>[^，。]{2,12}?)(?:一直)?(?:持续|开|办|举行)?到"
@@ -874,7 +894,7 @@ _GOES_ON = re.compile(
 )
 _PERSON_GOES_ON = re.compile(
     r"^(?:今年|现在|目前|已经|如今)?(?:[\d一二两三四五六七八九十]{1,3}岁|住在|在[^，。]{1,12}(?:工作|上班)|"
-    r"是(?:一名|一位)|毕业于|来自|老家|家乡)"
+    r"是(?:一名|一位)|毕业于|来自|老家|家乡|是[^，。的]{1,8}人$|姓[\u4e00-\u9fff]$)"
 )
 
 
@@ -900,8 +920,8 @@ def goes_on(before: str, clause: str) -> str | None:
 
 def chinese(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     """Candidates for one Chinese clause (hedges already removed), or []."""
-    for step in (self_attrs, people, own_place, had_for, distance, recurring, hours, nearby,
-                 lately, described):  # fmt: skip
+    for step in (self_attrs, people, own_place, had_for, distance, recurring, called_off, hours,
+                 nearby, lately, described):  # fmt: skip
         if found := step(text, who):
             return found
     if found := runs(text, who, now) or expires(text, who, now):

@@ -87,7 +87,8 @@ ZH_FAMILY = {
     "舅妈": "aunt", "婶婶": "aunt", "孙子": "grandson", "孙女": "granddaughter",
     "继父": "stepfather", "继母": "stepmother", "后妈": "stepmother", "后爸": "stepfather",
     "养父": "adoptive father", "养母": "adoptive mother", "干妈": "godmother",
-    "干爹": "godfather", "干儿子": "godson", "干女儿": "goddaughter",
+    "干爹": "godfather", "干儿子": "godson", "干女儿": "goddaughter", "那口子": "spouse",
+    "另一半": "spouse",
 }  # fmt: skip
 # Relatives said by their rank: "小姨", "二叔", "大舅妈", "三姐". Keyed with the word ("aunt
 # (小姨)") so two aunts are two people. Not "大叔" (any man), "小哥" / "小姐" (strangers).
@@ -1062,6 +1063,22 @@ class _Zh:
             t,
         ):
             self.add("fact", f"health: {m['x']}", zh_about(t, self.who), 0.85, "zh:health", 0.8)
+            return
+        # "我每天通勤要一个半小时": how long the way to work takes.
+        if m := re.fullmatch(
+            r"我(?:每天)?(?:上班|通勤|上下班)(?:路上)?(?:单程|来回)?(?:要|需要|得|大概|差不多|花)*"
+            r"(?P<x>[\d一二两三四五六七八九十半]{1,3}个?(?:半)?(?:多)?(?:小时|分钟)(?:左右)?)",
+            t,
+        ):
+            self.add("preference", "habit: commute", zh_about(t, self.who), 0.85, "zh:commute", 0.6)
+            return
+        # "我最近迷上了做手工": a new liking.
+        if m := re.fullmatch(
+            r"我(?:最近|这段时间|这阵子|今年)?(?:迷上了|爱上了|喜欢上了)(?P<x>[^，。]{1,12})", t
+        ):
+            thing = _zh_clean(m["x"])
+            self.add("preference", f"preference: {zh_key(thing)}", zh_about(t, self.who), 0.85,
+                     "zh:taken-to")  # fmt: skip
             return
         # "我口味偏清淡", "我的口味比较重": how they like food in general.
         if m := re.fullmatch(
