@@ -62,7 +62,7 @@ ITEMS = (
     "guitar", "piano", "keyboard", "mouse", "monitor", "desk", "chair", "jacket", "coat",
     "shoes", "sneakers", "boots", "glasses", "sunglasses", "ring", "necklace", "bracelet",
     "drone", "console", "printer", "umbrella", "suitcase", "mattress", "bed", "lamp",
-    "mug", "bottle", "water bottle", "scarf", "hat", "dress", "coffee machine",
+    "mug", "bottle", "water bottle", "scarf", "hat", "dress", "coffee machine", "phone case",
 )  # fmt: skip
 PLACES = (
     "gym", "café", "cafe", "coffee shop", "restaurant", "bar", "pub", "supermarket",
@@ -190,7 +190,8 @@ _PERSON_SAID = (
      r"(?:\s+(?:now|these days|at the moment))?", "employer"),
     (r"(?:is|'s)\s+(?:now\s+)?(?:working|employed)\s+(?:at|for|by)\s+(?P<x>.+)", "employer"),
     (r"graduated\s+from\s+(?P<x>.+)", "school"),
-    (r"(?:turns|will\s+turn|is\s+turning)\s+(?P<x>\d{1,3})\b.*", "age"),
+    (r"(?:turns|turned|will\s+turn|is\s+turning|just\s+turned)\s+(?P<x>\d{1,3})\b.*", "age"),
+    (r"(?:just\s+|recently\s+|has\s+)?(?:moved|relocated)\s+to\s+(?P<x>(?-i:[A-Z]).+)", "location"),
     (r"(?:was|were)\s+born\s+(?:in|on)\s+(?P<x>(?:\d{4}|(?:January|February|March|April|May|June|"
      r"July|August|September|October|November|December)\b).*)", "birthday"),
     (r"(?:was|were)\s+born\s+in\s+(?P<x>(?-i:[A-Z]).+)", "birthplace"),
@@ -289,7 +290,7 @@ _COUNTRY = (
 )
 _ITEM_SAID = (
     (rf"^{_MINE}(?:'s|’s)\s+(?P<a>{_alt(ITEM_ATTRS)})\s+{_IS}\s+(?P<x>.+)$", "{a}"),
-    (rf"^{_MINE}\s+(?:cost|was|were)?\s*(?P<x>(?:about\s+|around\s+)?(?:[$¥€£]\s?[\d,.]+|"
+    (rf"^{_MINE}\s+(?:cost(?:\s+me)?|was|were)?\s*(?P<x>(?:about\s+|around\s+)?(?:[$¥€£]\s?[\d,.]+|"
      rf"[\d,.]+\s*(?:dollars|yuan|rmb|euros|pounds|bucks|k)\b).*)$", "price"),
     (rf"^I\s+(?:paid|spent)\s+(?P<x>.+?)\s+(?:for|on)\s+{_MINE}", "price"),
     (rf"^I\s+(?:bought|got)\s+{_MINE}\s+(?:[\w-]+\s+){{0,2}}for\s+(?P<x>(?:about\s+|around\s+|"
@@ -301,6 +302,7 @@ _ITEM_SAID = (
     (rf"^{_MINE}\s+(?:was|were)\s+(?P<x>(?:bought|purchased)\s+.+)$", "bought"),
     (rf"^{_MINE}\s+{_IS}\s+(?P<x>(?:black|white|red|blue|green|yellow|grey|gray|silver|gold|"
      rf"pink|purple|orange|brown|beige|navy)(?:\s+and\s+\w+)?)$", "colour"),
+    (rf"^{_MINE}\s+{_IS}\s+(?:hand)?made\s+by\s+(?P<x>(?:my|our)\s+.+)$", "made by"),
     (rf"^{_MINE}\s+{_IS}\s+(?:made\s+by|an?\s+\S+\s+(?=model\b|brand\b))(?P<x>.+)$", "brand"),
     (rf"^{_MINE}\s+{_IS}\s+(?P<x>(?:made\s+in|imported\s+from)\s+.+)$", "origin"),
     # "my sofa is from IKEA": a capitalised maker; "from Japan" is where it was made.
@@ -349,7 +351,7 @@ _OURS = (
     rf"(?P<o>(?:office|company|school|building|neighbou?rhood|apartment|campus)\s+)?"
     rf"(?P<pm>(?!(?:{_alt(PLACES)}|I|we)\b)[a-z-]{{3,}}\s+)?{_PLACE}"
     rf"(?P<q>\s+(?:(?:that\s+|where\s+)?(?:I|we)\s+(?:usually\s+|often\s+|always\s+)?"
-    rf"(?:go\s+to|use|like|(?:swim|train|work\s*out|shop|eat|study|work|climb|practi[cs]e)"
+    rf"(?:go\s+to|use|like|love|prefer|(?:swim|train|work\s*out|shop|eat|study|work|climb|practi[cs]e)"
     rf"(?:\s+(?:at|in))?)(?:\s+most)?|(?:near|by|next\s+to|in|at|behind|across\s+from)\s+(?:my|our)\s+\w+|"
     rf"downstairs|round\s+the\s+corner))?"
 )
@@ -441,6 +443,9 @@ _EVENT_SAID = (
     (rf"^{_THE}{_EVENT}\s+{_IS}\s+(?:being\s+)?(?:hosted|run|organi[sz]ed|led|chaired)\s+by\s+"
      rf"(?P<x>.+)$", "host"),
     (rf"^{_THE}{_EVENT}\s+{_IS}\s+(?:held\s+)?(?P<x>(?:at|in|on)\s+.+)$", "when or where"),
+    # called off: the plan's key, so it supersedes the plan
+    (rf"^{_THE}{_EVENT}\s+(?:has\s+been|was|is|got|have\s+been)\s+(?P<x>cancell?ed|called\s+off|"
+     rf"postponed(?:\s+indefinitely)?)$", "called off"),
     (rf"^{_THE}{_EVENT}\s+(?:will\s+)?(?:take|takes|is\s+taking)\s+place\s+(?P<x>(?:at|in|on)\s+.+)$",
      "when or where"),
     # a group that comes back: "the book club meets every second Thursday at the library"
@@ -461,6 +466,9 @@ def events(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
             content = said(text, who) + date_en(when)
             return [make("fact", who.subject, f"plan: {event}", content, 0.88, 0.7,
                          "en:event-time")]  # fmt: skip
+        if attribute == "called off":
+            return [make("fact", who.subject, f"plan: {event}", said(text, who), 0.88, 0.7,
+                         "en:event-off")]  # fmt: skip
         attribute = "place" if attribute == "when or where" else attribute
         return _add(who, f"event: {event}: {attribute}", text, 0.88, "en:event-attribute")
     if m := re.match(rf"^{_THE}{_EVENT}\s+{_IS}\s+(?P<x>.+)$", text, re.I):

@@ -531,7 +531,11 @@ class _En:
         ):
             self.add("preference", "diet", f"{who} is no longer {m['x'].lower()}", 0.9, "en:diet")
             return
-        if m := re.search(rf"\bI(?:'m| am)\s+(?:now\s+)?(?:a\s+)?(?P<x>{diets})\b", t, re.I):
+        if m := re.search(
+            rf"\bI(?:'m| am|'ve\s+been| have\s+been)\s+(?:now\s+)?(?:a\s+)?(?P<x>{diets})\b",
+            t,
+            re.I,
+        ):
             self.add("preference", "diet", f"{who} is {m['x'].lower()}", 0.9, "en:diet")
             return
         if m := re.search(
