@@ -130,7 +130,8 @@ EVENT_HEADS = (
     "答辩", "课", "训练营", "马拉松", "体检", "复查", "手术", "约会", "饭局", "酒局",
     "生日宴", "满月酒", "婚宴", "同学会", "见面会", "分享会", "评审", "评审会", "开幕式",
     "闭幕式", "节", "赛", "春游", "秋游", "郊游", "开放日", "家长会", "野餐", "徒步", "研学",
-    "宴", "露营", "骑行", "自驾游", "夏令营", "冬令营", "培训营", "集训", "论坛", "集市", "市集",
+    "宴", "酒席", "露营", "骑行", "自驾游", "夏令营", "冬令营", "培训营", "集训", "论坛", "集市",
+    "市集",
     "义卖", "颁奖礼", "成人礼", "话剧", "汇报", "述职", "例会", "周会", "晨会", "早会",
 )  # fmt: skip
 _RELATION = "|".join(sorted(map(re.escape, ZH_RELATIONS), key=len, reverse=True))
@@ -193,7 +194,8 @@ _NICKNAME = (
 # Where a clause divides into subject and what is said of it; longest first.
 _VERBS = (
     "的名字叫", "名字叫", "名叫", "叫做", "大约有", "大概有", "约有", "共有", "一共有", "是在",
-    "定在", "定于", "位于", "就在", "一共持续", "共持续", "大约需要", "大概需要", "持续", "历时",
+    "定在了", "订在了", "订在", "选在了", "选在", "设在", "定在", "定于", "位于", "就在",
+    "一共持续", "共持续", "大约需要", "大概需要", "持续", "历时",
     "为期", "改到了", "改到", "改在", "改成了", "改成", "推迟到了", "推迟到", "延期到了", "延期到",
     "提前到了", "提前到", "挪到了", "挪到", "预计有", "将有", "会有", "会来", "将迎来", "安排在",
     "一共来了", "来了", "邀请了", "请来了", "邀请",
@@ -217,7 +219,7 @@ _LINK = rf"(?:{_QREL}|{_ROLE}|{_RELATION})(?:{_NICKNAME})?"
 # Relations joined by 的; someone else's pet ("我同事的狗") is not a relation of the person.
 _CHAIN = re.compile(
     rf"^我(?:们家|们|家)?(?:养的|的)?(?:(?:小区|公司|单位|学校|部门|班|村|楼)的?(?=\w{{2}}))?"
-    rf"(?P<chain>{_LINK}(?:家?的(?!(?:{_PETS}))(?:{_ROLE}|{_RELATION})(?:{_NICKNAME})?)*)"
+    rf"(?P<chain>{_LINK}(?:家?的(?!(?:{_PETS}))(?:{_QREL}|{_ROLE}|{_RELATION})(?:{_NICKNAME})?)*)"
     r"(?P<rest>.+)$"
 )
 _ZH_NAME = r"[\u4e00-\u9fffA-Za-z·][\u4e00-\u9fffA-Za-z· ]{0,9}"
@@ -484,7 +486,8 @@ def subject(text: str) -> Subject | None:
 # Attributes that say how a thing is doing right now, not what it is ("电量只有百分之十").
 _PASSING = re.compile(
     r"^(?:电量|电池电量|信号|状态|温度|网速|声音|屏幕碎|早上|上午|中午|下午|傍晚|晚上|夜里|周末|平时|"
-    r"每天|现在|最近|今天|昨天|白天|平常|节假日|人)"
+    r"每天|现在|最近|今天|昨天|白天|平常|节假日|人|旁边|附近|对面|楼下|楼上|门口|周边|里面|后面|前面|"
+    r"边上|隔壁)"
 )
 
 
@@ -599,7 +602,19 @@ def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
         r"(?:在)?(?:线上|线下|网上|视频会议|腾讯会议|钉钉|Zoom)(?:开|进行|举行)?", value
     ):
         return "format", 0.88  # "部门会议改到了线上"
-    if verb in ("在", "是在", "定在", "定于", "安排在"):
+    if verb in (
+        "在",
+        "是在",
+        "定在",
+        "定于",
+        "安排在",
+        "订在了",
+        "订在",
+        "定在了",
+        "选在了",
+        "选在",
+        "设在",
+    ):
         timed = _CLOCK.search(value) or _WHEN_IN.search(value) or _MONTH_PART.search(value)
         return ("time", 0.88) if timed else ("place", 0.88)
     if verb == "由" and _HOST.fullmatch(value):
@@ -639,6 +654,7 @@ def things(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     if m is None:
         return []
     head, verb = text[: m.start()], m[0]
+    head = re.sub(r"(?<=[\u4e00-\u9fff]{2})(?:大约|约|一共|总共|差不多)$", "", head)  # "人数大约是"
     if verb in ("会有", "会来") and subject(head + "会"):  # "年会有三百人": the 年会 has
         head, verb = head + "会", verb[1:]
     # "年会将在…": 将 is neither side's; but "同学会在…" keeps its 会.
@@ -894,7 +910,7 @@ _GOES_ON = re.compile(
 )
 _PERSON_GOES_ON = re.compile(
     r"^(?:今年|现在|目前|已经|如今)?(?:[\d一二两三四五六七八九十]{1,3}岁|住在|在[^，。]{1,12}(?:工作|上班)|"
-    r"是(?:一名|一位)|毕业于|来自|老家|家乡|是[^，。的]{1,8}人$|姓[\u4e00-\u9fff]$)"
+    r"是(?:一名|一位|一只|一条)|毕业于|来自|老家|家乡|是[^，。的]{1,8}人$|姓[\u4e00-\u9fff]$)"
 )
 
 

@@ -1132,7 +1132,9 @@ class _Zh:
                          f"{who}{m['d']}能{m['v']}{thing}", 0.88, "zh:diet")  # fmt: skip
             return
         if m := re.fullmatch(
-            r"我(?P<a>从来|从|一直|平时)?(?:不(?P<v>吃|喝|抽)|(?P<w>吃|喝)不了)(?P<x>.{1,10})", t
+            r"我(?P<a>从来|从|一直|平时|基本|基本上|几乎|一般)?(?:不(?P<v>吃|喝|抽)|(?P<w>吃|喝)不了)"
+            r"(?P<x>.{1,10})",
+            t,
         ):
             thing, verb = _zh_clean(m["x"]), m["v"] or f"{m['w']}不了"
             said = f"{who}{m['a'] or ''}{'不' + verb if m['v'] else verb}{thing}"
