@@ -1156,8 +1156,8 @@ class _Zh:
             self.add("preference", f"habit: {_zh_clean(m['x'])}", f"{who}不再{_zh_clean(m['x'])}",
                      0.85, "zh:habit-ended")  # fmt: skip
             return
-        if re.search(r"(?:这|下|本|上)(?:个)?周末|明天|后天|下周|要|打算|准备|计划", t):
-            return  # a plan, not a habit
+        if re.search(r"(?:这|下|本|上)(?:个)?周末|明天|后天|下周|(?<![都总])要|打算|准备|计划", t):
+            return  # a plan, not a habit ("每个周末都要…" is still one)
         freq, clock = _ZH_FREQ.search(t), _ZH_CLOCK.search(t)
         if not freq and not clock:
             return
@@ -1178,6 +1178,8 @@ class _Zh:
         activity = _zh_clean(activity)
         if not activity or re.match(r"(?:很|太|特别|非常|有点|比较|挺|好|超)", activity):
             return  # "我每周一都很忙": how it feels, not a habit
+        if re.match(r"[^，。]{1,6}的", activity):
+            return  # "我常去的那家面包店周末会打折": the shop's habit, not the person's
         content = zh_about(t if "我" in t else who + t, self.who)
         self.add("preference", f"habit: {activity}", content, 0.85, "zh:habit", 0.6)
 
