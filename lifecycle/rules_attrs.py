@@ -92,7 +92,8 @@ EVENT_ATTRS = {
     "目的地": "destination",
     "出发时间": "meeting time", "比赛项目": "programme", "节目单": "programme", "菜单": "menu",
     "预算": "budget", "交通方式": "transport", "交通": "transport", "一等奖": "prize",
-    "大奖": "prize", "特等奖": "prize",
+    "大奖": "prize", "特等奖": "prize", "参与部门": "participants", "参加部门": "participants",
+    "举办城市": "place", "举办场地": "place", "报名人数": "scale", "参与人数": "scale",
 }  # fmt: skip
 # Heads: what the last noun of a subject says it is (matched at the end of that part).
 ITEM_HEADS = (
@@ -198,7 +199,7 @@ _VERBS = (
     "一共持续", "共持续", "大约需要", "大概需要", "持续", "历时",
     "为期", "改到了", "改到", "改在", "改成了", "改成", "推迟到了", "推迟到", "延期到了", "延期到",
     "提前到了", "提前到", "挪到了", "挪到", "预计有", "将有", "会有", "会来", "将迎来", "安排在",
-    "一共来了", "来了", "邀请了", "请来了", "邀请",
+    "一共来了", "来了", "邀请了", "请来了", "邀请", "已经超过", "超过了", "达到了",
     "是", "为", "叫", "姓", "在", "有", "花了", "由", "需要",
 )  # fmt: skip
 _SPLIT = re.compile("|".join(map(re.escape, _VERBS)))
@@ -599,7 +600,7 @@ def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
     if sub.attr in EVENT_ATTRS:
         return EVENT_ATTRS[sub.attr], 0.88
     if sub.attr:  # a word the tables do not know, said with 是: the person reviews it
-        return (sub.attr, 0.75) if verb in ("是", "为") else None
+        return (sub.attr, 0.75) if verb in ("是", "为", "在", "定在") else None
     if verb in _MOVED and (_CLOCK.search(value) or _WHEN_IN.search(value)):
         return "time", 0.88  # a new time: the same key, so it supersedes the old one
     if verb in _MOVED and re.fullmatch(
@@ -661,6 +662,8 @@ def things(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     head = re.sub(r"(?<=[\u4e00-\u9fff]{2})(?:大约|约|一共|总共|差不多)$", "", head)  # "人数大约是"
     if verb in ("会有", "会来") and subject(head + "会"):  # "年会有三百人": the 年会 has
         head, verb = head + "会", verb[1:]
+    if head.endswith("会") and len(_ends(head[:-1], EVENT_HEADS)) > 1:
+        head = head[:-1]  # "…盛宴会持续三个小时": 会 is "will", the 盛宴 is the event
     # "年会将在…": 将 is neither side's; but "同学会在…" keeps its 会.
     if not (sub := subject(head)) and _AUX.search(head):
         sub = subject(_AUX.sub("", head))
