@@ -25,7 +25,7 @@ from datetime import datetime
 
 from lifecycle import ruledates
 from lifecycle.rulebase import Ctx, RuleCandidate, key, make, zh_about
-from lifecycle.rules_life import ZH_RELATIONS, date_zh, group_of, zh_clean
+from lifecycle.rules_life import ZH_RELATIONS, date_zh, group_of, zh_clean, zh_job
 
 # --------------------------------------------------------------------------------------
 # Vocabulary: attribute words and the head nouns that say what a subject is
@@ -257,6 +257,7 @@ _PERSON_SAID = (
     (rf"{_BEFORE}在(?P<o>.{{1,12}}?)(?:做|当|干)(?P<x>.{{1,10}})", "past occupation", 0.88),
     (r"(?:现在|目前)?是(?:一名|一位|一个|名|位|个)(?P<x>[^，。]{1,12})", "occupation", 0.88),
     (r"(?:今年|去年|已经)?考上了(?P<x>[^，。]{2,16})", "school", 0.88),
+    (r"(?:现在|目前)?是(?P<x>[^，。的]{2,10})", "job?", 0.88),  # "是数学老师": a job word ends it
     (r"(?:现在|目前|还)?(?:在读|正在读)(?P<x>研究生|博士|硕士|本科|大学|高中|初中)", "school",
      0.88),
     # Their home: "我奶奶家在一个山村里".
@@ -362,6 +363,10 @@ def _person_said(rest: str, group: str) -> tuple[str | None, str, float] | None:
             continue  # "我的狗是我最好的朋友", "我家的猫是很乖的": not a breed
         if attribute == "hometown" and re.search(_KIND_OF, value):
             continue  # "是个好人", "是个很细心的人": what they are like, not where from
+        if attribute == "job?":
+            if not zh_job(value) or _NOT_A_JOB.search(value):
+                continue
+            attribute = "occupation"
         if attribute == "occupation" and (_STATE.match(value) or _NOT_A_JOB.search(value)):
             continue  # "我的上司是个好人", "我老公是个很细心的人": what they are like
         if attribute == "{a}":

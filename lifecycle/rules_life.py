@@ -1242,3 +1242,4 @@ def chinese(text: str, who: Ctx, now: datetime, whole: str = "") -> list[RuleCan
 
 # What lifecycle.rules_attrs and rules_attrs_en share with the patterns above.
 group_of, zh_clean, date_zh, en_clean, date_en = _group, _zh_clean, _date_zh, _en_clean, _date_en
+zh_job = _zh_job
