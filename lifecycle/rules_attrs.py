@@ -546,7 +546,8 @@ _WHEN_IN = re.compile(
 
 _FEATURE = (
     r"(?:降噪|防水|无线|有线|蓝牙|全自动|半自动|自动|智能|手动|折叠|电动|二手|全新|定制|限量版?|"
-    r"机械|触屏|变频|静音|便携|加厚|纯棉|真皮|实木|不锈钢|纯手工|手工|国产|进口|新款|老款)"
+    r"机械|触屏|变频|静音|便携|加厚|纯棉|真皮|实木|不锈钢|纯手工|手工|国产|进口|新款|老款|自动挡|"
+    r"手动挡|四驱|两驱|混动|纯电|插电|布艺|皮质|双开门|对开门)"
 )
 
 
@@ -576,6 +577,8 @@ def _item(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
     measure = r"(?!辆|台|部|个|件|双|只|块|把|套|本|条|款|张|架)"  # "是一辆…" says what it is
     if re.match(r"[\d一二两三四五六七八九十百千万几]" + measure, value):
         return "", 0.75  # "是五百度的", "是两年前的": a figure the tables cannot name
+    if re.search(r"[配发给借租留换修]的$", value):
+        return "", 0.75  # "是公司配的": who provided it, not who made it
     if re.fullmatch(r"[^的我你他她]{1,10}的", value) and not re.search(_RELATION, value):
         return "brand", 0.85  # "是海尔的", "是索尼的"; not "是我爸的" (whose it is)
     return "", 0.85  # what it is: "华为Mate 60", "黑色的双肩包"
