@@ -1084,6 +1084,17 @@ class _Zh:
             self.add("preference", f"preference: {zh_key(thing)}", zh_about(t, self.who), 0.85,
                      "zh:taken-to")  # fmt: skip
             return
+        # "我养了两只猫", "我们家有三口人": how many.
+        if m := re.fullmatch(
+            r"我(?:家|们家)?(?:养了|有)(?P<n>一|两|二|三|四|五|几)(?:只|条|个)(?P<x>猫|狗|兔子|仓鼠|鹦鹉)",
+            t,
+        ):
+            relation = _ZH_RELATIONS[m["x"]]
+            self.add("fact", f"pet: {relation}: count", zh_about(t, self.who), 0.88, "zh:pets")
+            return
+        if re.fullmatch(r"我(?:们)?家(?:一共|总共)?有[一两二三四五六七八九十]口人", t):
+            self.add("fact", "family: size", zh_about(t, self.who), 0.88, "zh:family-size")
+            return
         # "我口味偏清淡", "我的口味比较重": how they like food in general.
         if m := re.fullmatch(
             r"我的?(?:饮食)?口味(?:一直|一向|比较|偏|很|特别|都)*(?P<x>清淡|重|咸|淡|甜|辣|酸|偏甜|偏辣|偏咸)的?",
