@@ -772,10 +772,13 @@ _HOURS = re.compile(
 )
 
 
+_DAY_PARTS = r"早上|上午|中午|下午|晚上|白天|夜里"
+
+
 def hours(text: str, who: Ctx) -> list[RuleCandidate]:
     """ "我们家附近的菜市场早上六点开门": when the person's place opens or closes."""
     m = _HOURS.match(text)
-    timed = r"\d|[零一二两三四五六七八九十]点|周|日|末|假|小时|全天|通宵|无休|早上|上午|中午|下午|晚上|白天|夜里"
+    timed = r"\d|[零一二两三四五六七八九十]点|周|日|末|假|小时|全天|通宵|无休|" + _DAY_PARTS
     if m is None or not re.search(timed, m["t"] or ""):
         return []
     sub = subject(m["s"])
