@@ -676,14 +676,14 @@ def _changed(clause: Clause, who: _Ctx, now: datetime, whole: str) -> list[RuleC
     return [replace(c, content=said) for c in before]
 
 
-def _going_on(parts: list[Clause]) -> list[Clause]:
+def _going_on(parts: list[Clause], now: datetime) -> list[Clause]:
     """A Chinese clause without a subject of its own that tells more about the subject of the
     clause before it ("…举行，时间是下周六", "我的上司叫赵雅琳，老家在河北") is read with it."""
     out: list[Clause] = []
     for clause in parts:
         before = out[-1] if out else None
         if before and clause.lang == before.lang == "zh" and not before.question:
-            said = rules_attrs.goes_on(_unhedged(before)[0], clause.text)
+            said = rules_attrs.goes_on(_unhedged(before)[0], clause.text, now)
             clause = Clause(said, clause.question, clause.lang) if said else clause
         out.append(clause)
     return out
@@ -696,7 +696,7 @@ def extract(text: str, name: str = "", now: datetime | None = None) -> list[Rule
     now = now or datetime.now()
     found: list[RuleCandidate] = []
     carry = False  # a bare "记住：" / "remember:" applies to the clause after it
-    for clause in _going_on(_then_now(_joined(clauses(text)))):
+    for clause in _going_on(_then_now(_joined(clauses(text))), now):
         rest = _remember(clause)
         if rest == "":
             carry = True

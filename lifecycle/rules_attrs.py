@@ -934,7 +934,32 @@ _PERSON_GOES_ON = re.compile(
 )
 
 
-def goes_on(before: str, clause: str) -> str | None:
+# The person's group and a dated event, without a verb: "我们部门下周五聚餐".
+_OWN_EVENT = re.compile(
+    r"^我们?(?P<o>部门|公司|班|组|团队|小组|家|全家|单位|学校)?的?(?P<t>[^，。]{2,12}?)"
+    r"(?P<e>(?:(?![一二三四五六七八九十号日月周天末年有要去会将在的])[\u4e00-\u9fff]){0,3}(?:"
+    + "|".join(sorted((h for h in EVENT_HEADS if len(h) > 1), key=len, reverse=True))
+    + r"))$"
+)
+
+
+def _own_event(text: str, now: datetime) -> tuple[str, object] | None:
+    """("部门聚餐", the date) for "我们部门下周五聚餐", or None when no time is said."""
+    m = _OWN_EVENT.match(text)
+    if m is None or (when := ruledates.future(m["t"], now)) is None:
+        return None
+    return (m["o"] or "") + m["e"], when
+
+
+def own_event(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
+    if (found := _own_event(text, now)) is None:
+        return []
+    event, when = found
+    return [make("fact", who.subject, f"plan: {event}", _said(text, who) + date_zh(when), 0.88,
+                 0.7, "zh:own-event")]  # fmt: skip
+
+
+def goes_on(before: str, clause: str, now: datetime) -> str | None:
     """ "公司年会在希尔顿酒店举行，时间是下周六": the second clause is the 年会's time, so it is
     read as "公司年会的时间是下周六"; "我的上司叫赵雅琳，老家在河北" as "我的上司老家在河北". None
     when the clause has a subject of its own or the one before names nothing."""
@@ -944,6 +969,8 @@ def goes_on(before: str, clause: str) -> str | None:
             return before[: person.start("rest")] + clause
         return None
     verb = _SPLIT.match(clause)  # "…，大约有三百人参加": the verb comes first
+    if attr and (own := _own_event(before, now)):  # "我们部门下周五聚餐，地点在…"
+        return f"{own[0]}的{clause}"
     if attr is None and verb is None or (m := _SPLIT.search(before)) is None:
         return None
     head = before[: m.start()]
@@ -960,6 +987,6 @@ def chinese(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
                  nearby, lately, described):  # fmt: skip
         if found := step(text, who):
             return found
-    if found := runs(text, who, now) or expires(text, who, now):
+    if found := runs(text, who, now) or expires(text, who, now) or own_event(text, who, now):
         return found
     return things(text, who, now)
