@@ -334,6 +334,12 @@ def test_roles_in_opinions_generic_statements_and_passing_states_give_nothing(te
         ("The yoga studio I go to is on Elm Street.", "place: yoga studio"),
         ("I always drink my coffee black.", "preference: coffee: how"),
         ("I live a five-minute walk from the subway.", "place: home: distance to subway"),
+        ("我们部门下周五聚餐。", "plan: 部门聚餐"),
+        ("今年的年会取消了。", "plan: 年会"),  # the plan's key: it supersedes the plan
+        ("我的护照明年三月到期。", "expiry: 护照"),
+        ("我有轻微的近视。", "health: 近视"),
+        ("我女儿的书包是粉色的。", "item: 女儿的书包: colour"),  # not the person's own
+        ("The conference has been cancelled.", "plan: conference"),
     ],
 )
 def test_round_five_families_are_read_with_a_stable_key(text, predicate):
@@ -344,6 +350,7 @@ def test_round_five_families_are_read_with_a_stable_key(text, predicate):
     "text",
     ["我妈说明天可能会下雨。", "我姐说她明年要去留学。", "我老婆比我更喜欢猫。", "我体重最近涨了。",
      "我每周一都很忙。", "周末的天气应该不错。", "我刚才吃了一碗面。", "我住的地方离公司很近。",
+     "我的自行车放在公司楼下。", "我常去的那家面包店周末会打折。", "我同事是个吃货。",
      "The park near my house is full of people at night.",
      "The dumpling place I like is always full."],
 )  # fmt: skip
