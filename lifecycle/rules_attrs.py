@@ -94,6 +94,7 @@ EVENT_ATTRS = {
     "预算": "budget", "交通方式": "transport", "交通": "transport", "一等奖": "prize",
     "大奖": "prize", "特等奖": "prize", "参与部门": "participants", "参加部门": "participants",
     "举办城市": "place", "举办场地": "place", "报名人数": "scale", "参与人数": "scale",
+    "人均费用": "cost", "人均": "cost", "餐标": "cost",
 }  # fmt: skip
 # Heads: what the last noun of a subject says it is (matched at the end of that part).
 ITEM_HEADS = (
@@ -305,6 +306,8 @@ _PERSON_SAID = (
      "zodiac sign", 0.88),
     (r"是做(?P<x>.{1,10}?)的", "occupation", 0.88),
     (r"(?:特别|很|最|非常|超)?(?:喜欢|爱)(?P<x>.{1,12})", "likes", 0.85),
+    # Where a pet came from: "我家的猫是从救助站领养的".
+    (r"是从(?P<x>[^，。]{2,12}?)(?:领养|收养|抱|买|捡|接)(?:回来|来)?的", "adopted from", 0.88),
     # A pet "is" its breed: "我家的狗是一只边牧" (only for pets, checked in _person_said).
     (r"是(?:一只|一条|只|条)?(?P<x>[^，。]{1,10}?)(?:犬|猫)?", "breed", 0.85),
     # An attribute word the table does not know ("研究方向"): kept, but the person reviews it.
@@ -361,7 +364,9 @@ def _person_said(rest: str, group: str) -> tuple[str | None, str, float] | None:
             attribute = m["g"]
             if _owned(attribute):
                 continue  # "我同事的狗是金毛": the colleague's dog, not an attribute
-        if attribute == "breed" and (_STATE.match(value) or re.search(r"[我你他她]|的$", value)):
+        if attribute == "breed" and (
+            _STATE.match(value) or re.search(r"[我你他她]|的$|^(?:从|在|被|由)|领养|收养|捡", value)
+        ):
             continue  # "我的狗是我最好的朋友", "我家的猫是很乖的": not a breed
         if attribute == "hometown" and re.search(_KIND_OF, value):
             continue  # "是个好人", "是个很细心的人": what they are like, not where from
@@ -641,6 +646,8 @@ def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
         return "duration", 0.88
     if verb == "需要" and re.match(r"自带|带上?|携带|穿|提前|自备|报名|预约|准备", value):
         return "requirements", 0.88  # "户外拓展活动需要自带午餐"
+    if verb in ("邀请了", "请来了", "邀请") and _SCALE.fullmatch(value):
+        return "scale", 0.88  # "答谢宴会邀请了五十位客户"
     if verb in ("邀请了", "请来了", "邀请") and re.search(r"嘉宾|演讲|分享|主讲|出席|参加", value):
         return "guests", 0.88  # "峰会邀请了三位院士作为嘉宾"
     return None
