@@ -504,6 +504,7 @@ def subject(text: str) -> Subject | None:
 _PASSING = re.compile(
     r"^(?:电量|电池电量|信号|状态|温度|网速|声音|屏幕碎|早上|上午|中午|下午|傍晚|晚上|夜里|周末|平时|"
     r"每天|现在|最近|今天|昨天|白天|平常|节假日|人|旁边|附近|对面|楼下|楼上|门口|周边|里面|后面|前面|"
+    r"周[一二三四五六日天末]|每周|星期|工作日|"
     r"边上|隔壁)"
 )
 
@@ -771,7 +772,8 @@ def described(text: str, who: Ctx) -> list[RuleCandidate]:
 
 
 _HOURS = re.compile(
-    r"^(?P<s>[^，。]{2,20}?)(?:只|只在|仅|仅在)?(?P<t>(?:每天|平时|工作日|周末|每周[一二三四五六日天]|周[一二三四五六日末]|"
+    r"^(?P<s>[^，。]{2,20}?)(?:只|只在|仅|仅在)?(?P<t>(?:每天|平时|工作日|周末|每周[一二三四五六日天]|"
+    r"周[一二三四五六日]到周[一二三四五六日]|周[一二三四五六日末]|"
     r"节假日)?(?:都|一般|通常)?(?:早上|上午|中午|下午|傍晚|晚上|凌晨)?"
     r"(?:[零一二两三四五六七八九十\d]{1,3}(?:点|[:：]\d\d)(?:半|[\d一二三四五六七八九十]{1,3}分?)?)?"
     r"(?:二十四小时|24小时|全天|通宵|全年无休)?)"
@@ -937,14 +939,15 @@ _GOES_ON = re.compile(
 )
 _PERSON_GOES_ON = re.compile(
     r"^(?:今年|现在|目前|已经|如今)?(?:[\d一二两三四五六七八九十]{1,3}岁|住在|在[^，。]{1,12}(?:工作|上班)|"
-    r"是(?:一名|一位|一只|一条)|毕业于|来自|老家|家乡|是[^，。的]{1,8}人$|姓[\u4e00-\u9fff]$)"
+    r"是(?:一名|一位|一只|一条)|毕业于|来自|老家|家乡|是[^，。的]{1,8}人$|姓[\u4e00-\u9fff]$|在读|"
+    r"正在读)"
 )
 
 
 # The person's group and a dated event, without a verb: "我们部门下周五聚餐".
 _OWN_EVENT = re.compile(
     r"^我们?(?P<o>部门|公司|班|组|团队|小组|家|全家|单位|学校)?的?(?P<t>[^，。]{2,12}?)"
-    r"(?P<e>(?:(?![一二三四五六七八九十号日月周天末年有要去会将在的])[\u4e00-\u9fff]){0,3}(?:"
+    r"(?P<e>(?:(?![一二三四五六七八九十号日月周天末年有要去会将在的个场次])[\u4e00-\u9fff]){0,3}(?:"
     + "|".join(sorted((h for h in EVENT_HEADS if len(h) > 1), key=len, reverse=True))
     + r"))$"
 )
@@ -953,7 +956,9 @@ _OWN_EVENT = re.compile(
 def _own_event(text: str, now: datetime) -> tuple[str, object] | None:
     """("部门聚餐", the date) for "我们部门下周五聚餐", or None when no time is said."""
     m = _OWN_EVENT.match(text)
-    if m is None or (when := ruledates.future(m["t"], now)) is None:
+    if m is None or not (m["o"] or text.startswith("我们")):
+        return None  # "我下周一要去参加一个面试": the person's own plan, read by the plan rules
+    if (when := ruledates.future(m["t"], now)) is None:
         return None
     return (m["o"] or "") + m["e"], when
 
