@@ -131,7 +131,7 @@ class GuardRuleAdmin(ReadOnlyAdmin):
 
 @admin.register(models.GuardHit)
 class GuardHitAdmin(ReadOnlyAdmin):
-    list_display = ["created_at", "rule_name", "action", "source", "agent_token_id", "excerpt"]
+    list_display = ["created_at", "rule_name", "action", "source", "agent", "excerpt"]
     list_filter = ["action", "source"]
 
 

@@ -736,7 +736,14 @@ class GuardHit(models.Model):
     action = models.CharField(_("action"), max_length=16, choices=GuardAction)
     source = models.CharField(_("source"), max_length=32, blank=True)
     actor = models.CharField(_("actor"), max_length=16, blank=True)
-    agent_token_id = models.PositiveBigIntegerField(_("agent (API token)"), null=True, blank=True)
+    agent = models.ForeignKey(
+        "memsite.ApiToken",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("agent"),
+    )
     excerpt = models.TextField(_("excerpt (masked)"), blank=True)
     event = models.ForeignKey(
         MemoryEvent, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"

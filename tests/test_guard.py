@@ -75,7 +75,7 @@ def test_it_blocks_an_openai_key_from_the_api_with_nothing_holding_it_in_clear(a
     assert event.payload["rule"] == body["rule"]
     assert event.payload["excerpt"] == "my OpenAI key is ████"
     hit = GuardHit.objects.get()
-    assert hit.action == GuardAction.BLOCKED and hit.agent_token_id is not None
+    assert hit.action == GuardAction.BLOCKED and hit.agent_id is not None
     # not in any fact, pending item, event, index row (search_fts, SearchDoc) or log
     assert "pLIix6MEOLeMa61EqJom" not in every_stored_text()
 
@@ -194,7 +194,7 @@ def test_a_rule_limited_to_an_agent_blocks_only_that_agent(client):
     first = Api(client, raw_one).post("/memories", {"content": "health is fine"})
     second = Api(client, raw_two).post("/memories", {"content": "health is fine"})
     assert first.json()["outcome"] == "blocked" and second.json()["outcome"] == "written"
-    assert GuardHit.objects.get().agent_token_id == one.pk
+    assert GuardHit.objects.get().agent_id == one.pk
 
 
 def test_extraction_from_an_agents_turn_counts_as_that_agent(client, commit):
@@ -208,7 +208,7 @@ def test_extraction_from_an_agents_turn_counts_as_that_agent(client, commit):
     turn = ConversationTurn.objects.get()
     assert turn.content == "I prefer green tea" and turn.extracted
     hit = GuardHit.objects.get()
-    assert (hit.source, hit.agent_token_id) == ("rules", one.pk)
+    assert (hit.source, hit.agent_id) == ("rules", one.pk)
     assert not Fact.objects.exists()
 
 

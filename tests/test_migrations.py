@@ -87,3 +87,24 @@ def test_events_from_before_changes_existed_gain_the_changes_undo_reads(db):
     ]
     undo_event(event.pk)
     assert FactModel.objects.get(pk=old.pk).status == FactStatus.ACTIVE
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_blocked_log_keeps_its_agents_when_it_gains_a_foreign_key():
+    from curator.models import GuardHit, Owner
+    from memsite.core.tokens import create_token
+
+    owner = Owner.default()
+    token, _ = create_token("laptop")
+    call_command("migrate", "curator", "0011", verbosity=0)
+    with connection.cursor() as cur:
+        for agent in (token.pk, token.pk + 1000, None):  # an agent, a deleted one, none
+            cur.execute(
+                "INSERT INTO curator_guardhit (owner_id, rule_name, action, source, actor, "
+                "agent_token_id, excerpt, created_at) "
+                "VALUES (%s, 'secrets', 'blocked', 'api', 'agent', %s, '', '2026-11-01')",
+                [owner.pk, agent],
+            )
+    call_command("migrate", "curator", verbosity=0)
+    agents = list(GuardHit.objects.order_by("pk").values_list("agent_id", flat=True))
+    assert agents == [token.pk, None, None]

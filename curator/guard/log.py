@@ -24,7 +24,7 @@ def record_block(
         action=GuardAction.BLOCKED,
         source=source[:32],
         actor=actor,
-        agent_token_id=hit.agent,
+        agent_id=hit.agent,
         excerpt=hit.excerpt,
         event=event,
     )
@@ -39,7 +39,7 @@ def record_redactions(turn: ConversationTurn, hits: list[Hit], *, source: str) -
             action=GuardAction.REDACTED,
             source=source[:32],
             actor="agent" if hit.agent else "",
-            agent_token_id=hit.agent,
+            agent_id=hit.agent,
             excerpt=hit.excerpt,
             turn=turn,
         )
@@ -105,6 +105,6 @@ def stats(
     return Stats(
         days=days,
         by_rule=_rows(hits, "rule_name", days, rule_labels or {}),
-        by_agent=_rows(hits, "agent_token_id", days, agent_names),
+        by_agent=_rows(hits, "agent_id", days, agent_names),
         total=hits.count(),
     )

@@ -372,7 +372,7 @@ def blocked(request: HttpRequest) -> HttpResponse:
     )
     labels = guard.detector_labels(owner)
     for hit in page_obj:
-        hit.agent_name = names.get(hit.agent_token_id, f"#{hit.agent_token_id}")
+        hit.agent_name = names.get(hit.agent_id, f"#{hit.agent_id}")
         hit.rule_label = labels.get(hit.rule_name, hit.rule_name)
     stats = guard_log.stats(owner, names, labels)
     _add_bars(stats.by_rule + stats.by_agent)
