@@ -161,7 +161,7 @@ _ZH_DISLIKE = re.compile(
 )
 _ZH_LIKE = re.compile(
     # "我老婆比我更喜欢猫": the 我 after 比 / 和 is not the one who likes
-    r"(?<![比和跟像对给让被])我(?P<h>可能|也许|好像|大概|或许)?(?P<adv>(?:真的|特别|非常|很|最|更|比较|一直|还是|其实|现在|超级|超|巨|挺|蛮|也){0,2})(?<!不)(?P<verb>喜欢|爱用|偏好|偏爱|习惯用|爱)(?P<x>.+)$"
+    r"(?<![比和跟像对给让被])我(?P<h>可能|也许|好像|大概|或许)?(?P<adv>(?:真的|特别|非常|很|最|更|比较|一直|还是|其实|现在|超级|超|巨|挺|蛮|也){0,2})(?<!不)(?P<verb>喜欢|爱用|偏好|偏爱|习惯用|爱)(?:的是)?(?P<x>.+)$"
 )
 _ZH_MY = re.compile(r"我的(?P<k>[\u4e00-\u9fffA-Za-z ]{1,10}?)(?P<v>是|叫|在)(?P<x>.{1,40})$")
 _ZH_MY_STOP = re.compile(r"^(意思|问题|想法|看法|建议|理解|猜测|错|天|妈|乖)")
@@ -293,7 +293,7 @@ def _zh_since(clause: str, who: _Ctx, now: datetime, whole: str) -> list[RuleCan
 def _zh(clause: str, who: _Ctx, now: datetime, whole: str = "") -> list[RuleCandidate]:
     if found := _zh_since(clause, who, now, whole):
         return found
-    if _ZH_RULE_START.match(clause) and (rules := _zh_rules(clause)):
+    if _ZH_RULE_START.match(clause) and (rules := _zh_rules(clause, _opens(clause, whole))):
         return rules  # how the assistant must behave, even with a time in it
     if _ZH_SAME_SPEAKER.match(clause):
         clause = "我" + clause
@@ -301,7 +301,14 @@ def _zh(clause: str, who: _Ctx, now: datetime, whole: str = "") -> list[RuleCand
     # People, items, places and events first: their attributes ("我上司的生日是三月十五日")
     # would otherwise read as plans or untyped "我的 X 是 Y" facts.
     found += rules_attrs.chinese(clause, who, now) or rules_life.chinese(clause, who, now, whole)
-    return found or _zh_legacy(clause, who) or _zh_rules(clause)
+    return found or _zh_legacy(clause, who) or _zh_rules(clause, _opens(clause, whole))
+
+
+def _opens(clause: str, whole: str) -> bool:
+    """Does the clause open the turn (after at most an interjection: "好的，总是先…")? An
+    instruction to the assistant does; "…，总是要炫耀自己多好" goes on about someone."""
+    at = whole.find(clause)
+    return at < 0 or len(re.sub(r"[\W_]", "", whole[:at])) <= 3
 
 
 def _zh_names(clause: str, who: _Ctx) -> list[RuleCandidate]:
@@ -386,7 +393,7 @@ def _zh_legacy(clause: str, who: _Ctx) -> list[RuleCandidate]:
     return found
 
 
-def _zh_rules(clause: str) -> list[RuleCandidate]:
+def _zh_rules(clause: str, opening: bool = True) -> list[RuleCandidate]:
     if _ZH_MANNER.match(clause):
         return [_c("rule", "", "", clause, 0.8, 0.7, "zh:manner")]
     if m := _ZH_FORBID.match(clause):
@@ -398,8 +405,8 @@ def _zh_rules(clause: str) -> list[RuleCandidate]:
     if m := _ZH_RULE_FROM_NOW.match(clause):
         if _zh_object(m["x"]):
             return [_c("rule", "", "", clause, 0.88, 0.8, "zh:from-now-on")]
-    if m := _ZH_ALWAYS.match(clause):
-        if _zh_object(m["x"]):
+    if (m := _ZH_ALWAYS.match(clause)) and (opening or clause.startswith(("请", "你"))):
+        if _zh_object(m["x"]) and not re.match(r"(?:会)?(?:觉得|感觉|想)", m["x"]):
             return [_c("rule", "", "", clause, 0.85, 0.75, "zh:always")]
     if m := _ZH_DONT.match(clause):
         if _zh_object(m["x"]):

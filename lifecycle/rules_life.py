@@ -1180,6 +1180,8 @@ class _Zh:
             return
         if re.search(r"(?:(?<![吉其])他|她|你|小明|老板)", subject):  # not 吉他, 其他
             return
+        if not self._habit_is_theirs(t, freq or clock):
+            return
         activity = _ZH_FREQ.sub("", t)
         # The person and the adverbs around the time phrase go ("我都会去爬山" -> "去爬山");
         # a 会 inside the activity stays ("开会").
@@ -1196,6 +1198,18 @@ class _Zh:
             return  # "我常去的那家面包店周末会打折": the shop's habit, not the person's
         content = zh_about(t if "我" in t else who + t, self.who)
         self.add("preference", f"habit: {activity}", content, 0.85, "zh:habit", 0.6)
+
+    def _habit_is_theirs(self, t: str, when: re.Match) -> bool:
+        """Who keeps the habit: before its time word only the person ("我", "我们", "我的X"
+        for their things' routines) or nobody, and a clause with no subject of its own must
+        not go on about someone else ("他干活总是…，平时还喜欢抄作业")."""
+        head = t[: when.start()]
+        if head and not head.startswith("我"):
+            return False  # "叔叔总是说我…", "看到很多我平时看不到的…"
+        if head:
+            return True
+        before = self.whole[: max(self.whole.find(t), 0)]
+        return not re.search(r"(?<![吉其])他|她|同学|朋友|[A-Z][a-z]+", before)
 
     # -- plans and events -------------------------------------------------------------
 
