@@ -175,7 +175,11 @@ _ZH_FORBID = re.compile(r"^(?:请|你)?(?:禁止|严禁|不准|不许)(?P<x>.+)$
 _ZH_NEVER_AGAIN = re.compile(
     r"^(?:请|你)?(?:千万)?(?:别再|不要再|再也不要|永远不要|永远别|绝对不要|任何时候都不要)(?P<x>.+)$"
 )
-_ZH_DONT = re.compile(r"^(?:请|你)?(?:千万|也)?(?:不要|别|不用)(?P<x>.+)$")
+# "别担心", "不要放弃": comfort said to someone, not a rule for the assistant.
+_ZH_DONT = re.compile(
+    r"^(?:请|你)?(?:千万|也)?(?:不要|别|不用)(?!担心|放弃|难过|伤心|害怕|灰心|紧张|客气|着急|怕)"
+    r"(?P<x>.+)$"
+)
 _ZH_ALWAYS = re.compile(r"^(?:请|你)?(?:总是|永远|每次都|一律|务必|一定要)(?P<x>.+)$")
 
 _NAME_WORDS = r"[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,3}"  # case-sensitive on purpose
@@ -212,7 +216,7 @@ _EN_MY_STOP = re.compile(
     re.I,
 )
 _EN_REMEMBER = re.compile(
-    r"^(?:please\s+)?(?:remember|don't forget|do not forget|note|keep in mind)"
+    r"^(?:please\s+)?(?:remember|don't forget|do not forget|note|keep in mind)\b"
     r"(?:\s+that)?[:,]?\s*(?P<x>.*)$",
     re.I,
 )
@@ -227,6 +231,24 @@ _EN_NEVER = re.compile(
 )
 _EN_ALWAYS = re.compile(r"^(?:please\s+)?(?:you\s+(?:must|should)\s+)?always\s+(?P<x>.+)$", re.I)
 _EN_DONT = re.compile(r"^(?:please\s+)?(?:don't|do not)\s+(?P<x>.+)$", re.I)
+# Comfort and advice said to someone, not a rule for the assistant: "Don't give up on your
+# dreams", "Always here to help", "Remember that staying positive is very important".
+_EN_COMFORT = re.compile(
+    r"^(?:give up|worry|let (?:anything|anyone|it|that|them|fear|others)|fear|be (?:afraid|"
+    r"scared|sad|so hard|too hard|discouraged|shy)|stress|lose hope|hesitate|feel bad|beat "
+    r"yourself|forget to (?:smile|enjoy|breathe|take care))\b|\byourself\b|\byour (?:dreams?|"
+    r"goals?|passion|heart)\b",
+    re.I,
+)
+_EN_NOT_A_VERB = re.compile(
+    r"^(?:here|there|fun|good|great|nice|happy|glad|a pleasure|so|such|the best)\b", re.I
+)
+_EN_ADVICE = re.compile(
+    r"\b(?:is|are|'s)\s+(?:so\s+|very\s+|really\s+)?(?:important|key|okay|ok|normal|worth it)\b"
+    r"|^to (?:celebrate|cherish|breathe|smile|be kind|stay positive|believe|take care)\b",
+    re.I,
+)
+_EN_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|we|us|our)\b", re.I)
 _EN_MANNER = re.compile(
     r"^(?:please\s+)?(?:keep|make|write)\s+(?:your|the|all)\s+(?:answers?|replies|responses|"
     r"messages|explanations|summaries)\b.+$",
@@ -566,10 +588,11 @@ def _en_rules(clause: str) -> list[RuleCandidate]:
         if len(m["x"].split()) >= 1:
             return [_c("rule", "", "", clause, 0.88, 0.8, "en:never")]
     if m := _EN_ALWAYS.match(clause):
-        if len(m["x"].split()) >= 1:
+        if len(m["x"].split()) >= 1 and not _EN_NOT_A_VERB.match(m["x"]):
             return [_c("rule", "", "", clause, 0.88, 0.8, "en:always")]
     if m := _EN_DONT.match(clause):
-        if len(m["x"].split()) >= 1 and not _EN_DEICTIC.match(m["x"]):
+        deictic = _EN_DEICTIC.match(m["x"]) or _EN_COMFORT.search(m["x"])
+        if len(m["x"].split()) >= 1 and not deictic:
             return [_c("rule", "", "", clause, 0.7, 0.6, "en:dont", duration=DAY)]
     return []
 
@@ -584,7 +607,12 @@ REMEMBER_FLOOR = 0.92  # "记住 / remember" is the most explicit a person can b
 def _remember(clause: Clause) -> str | None:
     """The rest of a "记住 X / remember X" clause ('' for a bare "remember"), else None."""
     m = (_ZH_REMEMBER if clause.lang == "zh" else _EN_REMEMBER).match(clause.text)
-    return None if m is None else m["x"].strip()
+    if m is None:
+        return None
+    rest = m["x"].strip()
+    if clause.lang == "en" and _EN_ADVICE.search(rest) and not _EN_FIRST_PERSON.search(rest):
+        return None  # "Remember that staying positive is very important": advice, not a fact
+    return rest
 
 
 def _unhedged(clause: Clause) -> tuple[str, str]:
