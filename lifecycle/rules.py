@@ -237,7 +237,7 @@ _EN_COMFORT = re.compile(
     r"^(?:give up|worry|let (?:anything|anyone|it|that|them|fear|others)|fear|be (?:afraid|"
     r"scared|sad|so hard|too hard|discouraged|shy)|stress|lose hope|hesitate|feel bad|beat "
     r"yourself|forget to (?:smile|enjoy|breathe|take care))\b|\byourself\b|\byour (?:dreams?|"
-    r"goals?|passion|heart)\b",
+    r"goals?|passion|heart)\b|\byou down\b|^feel like\b|\byou(?:'ve)? got this\b",
     re.I,
 )
 _EN_NOT_A_VERB = re.compile(
@@ -245,7 +245,8 @@ _EN_NOT_A_VERB = re.compile(
 )
 _EN_ADVICE = re.compile(
     r"\b(?:is|are|'s)\s+(?:so\s+|very\s+|really\s+)?(?:important|key|okay|ok|normal|worth it)\b"
-    r"|^to (?:celebrate|cherish|breathe|smile|be kind|stay positive|believe|take care)\b",
+    r"|^to (?:celebrate|cherish|breathe|smile|be kind|stay positive|believe|take care)\b"
+    r"|\byourself\b|\byou(?:'ve)? got this\b|\btake it easy\b|\bfind joy\b|\bbelieve in\b",
     re.I,
 )
 _EN_FIRST_PERSON = re.compile(r"\b(?:I|me|my|mine|we|us|our)\b", re.I)
@@ -261,6 +262,14 @@ _EN_NOT_FAN = re.compile(
 _EN_STATE = re.compile(
     r"^(broken|late|down|dead|slow|fine|ok|okay|ready|done|wrong|right|busy|here|there|on|off|"
     r"empty|full|missing|lost|gone|back|open|closed|over|out|away|finished)(?:\s+again)?$",
+    re.I,
+)
+# What the person thinks of it, not what it is: "my customers are key", "my hard work is
+# paying off", "my fur babies are more important to me than anything".
+_EN_VIEW = re.compile(
+    r"^(?:so\s+|really\s+|very\s+|super\s+|both\s+|such\s+|the most\s+|more\s+|most\s+)*"
+    r"(?:key|important|paying off|scary|rewarding|amazing|awesome|great|everything|"
+    r"wonderful|incredible|exciting|fun|hard|tough|worth it|a blessing|a lot)\b",
     re.I,
 )
 _EN_FAN = re.compile(
@@ -561,7 +570,8 @@ def _en_legacy(clause: str, who: _Ctx) -> list[RuleCandidate]:
     if m and _EN_OTHER_SUBJECT.search(clause[: m.start()]):
         m = None  # "the park near my house is full of people": the park is, not the house
     if m and not found:
-        if (x := _en_object(m["x"])) and not _EN_STATE.match(x):  # "my laptop is broken"
+        x = _en_object(m["x"])
+        if x and not (_EN_STATE.match(x) or _EN_VIEW.match(x)):  # "my laptop is broken"
             k = m["k"].strip().lower()
             kind = "identity" if k in _EN_IDENTITY_KEYS else "fact"
             found.append(
