@@ -411,7 +411,11 @@ def _zh_legacy(clause: str, who: _Ctx) -> list[RuleCandidate]:
                     "zh:like",
                 )
             )
-    if (m := _ZH_MY.search(clause)) and not _ZH_MY_STOP.match(m["k"]) and not found:
+    # "我的作业弄丢了然后还说是…", "我的家人都在等我": no "我的 X 是 Y" in it.
+    m = _ZH_MY.search(clause)
+    if m and re.search(r"[了把被说都也还就]", m["k"]):
+        m = None
+    if m and not _ZH_MY_STOP.match(m["k"]) and not found:
         if re.search(r"[放停挂摆丢落忘掉留从]$", m["k"]):  # "我的自行车放在楼下": where it is now
             return found
         if x := _zh_object(m["x"]):

@@ -798,7 +798,12 @@ _ZH_CLOCK = re.compile(
     r"(?:早上|晚上|中午|下午|凌晨)?[零一二两三四五六七八九十\d]{1,3}点(?:半|钟)?"
     r"(?P<v>起床|睡觉|上班|下班|吃饭|吃早饭|吃午饭|吃晚饭|午睡|到家|出门)"
 )
-_ZH_PLAN = re.compile(r"(要|打算|准备|计划|将要|将|预计)")
+# What the mind does and what one cannot do are not habits ("总是想起", "总是记不清怎么算").
+_ZH_NOT_A_HABIT = re.compile(
+    r"^(?:最近|一直)?(?:在)?(?:想|担心|害怕|怕|思念|记不|忘|觉得|感觉|感到|等着|难过|后悔|纠结|犹豫)"
+    r"|[^\s]不(?:出来|清|懂|会|明白|进去)"
+)
+_ZH_PLAN = re.compile(r"(要|打算|准备(?!好)|计划(?!好)|将要|将|预计)")  # "准备好了": ready, done
 # A time said before the person: "下周三下午两点", "明天早上八点半", "月底".
 _ZH_LEADING_TIME = re.compile(
     r"^(?:(?:下下|下|这|本)(?:个)?(?:周|星期|礼拜)[一二三四五六日天]?|(?:下下|下|这|本)个?月"
@@ -1166,7 +1171,7 @@ class _Zh:
 
     def habit(self):
         t, who = self.text, self.who.zh
-        if m := re.fullmatch(r"我(?:已经|现在)?不再(?P<x>.{2,12}?)了?", t):
+        if (m := re.fullmatch(r"我(?:已经|现在)?不再(?P<x>.{2,12}?)了?", t)) and m["x"][0] != "是":
             self.add("preference", f"habit: {_zh_clean(m['x'])}", f"{who}不再{_zh_clean(m['x'])}",
                      0.85, "zh:habit-ended")  # fmt: skip
             return
@@ -1194,6 +1199,8 @@ class _Zh:
         activity = _zh_clean(activity)
         if not activity or re.match(r"(?:很|太|特别|非常|有点|比较|挺|好|超)", activity):
             return  # "我每周一都很忙": how it feels, not a habit
+        if _ZH_NOT_A_HABIT.search(activity):
+            return  # "我总是担心…", "我总是算不出来": a worry or a struggle, not a habit
         if re.match(r"[^，。]{1,6}的", activity):
             return  # "我常去的那家面包店周末会打折": the shop's habit, not the person's
         content = zh_about(t if "我" in t else who + t, self.who)
