@@ -725,7 +725,13 @@ class _En:
             t,
             re.I,
         )
+        if m and _EN_INSIDE_A_NOUN.search(t[: m.start()]):
+            return  # "the photo I took when …", "this book I read … reminds me": no event
         if m and (what := _en_clean(f"{m['v']}{m['x']}", [when])):
+            words = re.findall(r"[a-z']+", what[len(m["v"]) :].lower())
+            alone = not words and m["v"].lower() in _EN_INTRANSITIVE  # "I graduated last week"
+            if not alone and not set(words) - _EN_NO_OBJECT:
+                return  # "I received", "I did get this", "I hiked this": nothing said of what
             content = f"{who} {what.replace(' my ', ' their ')}{_date_en(when)}"
             self.add("experience", "", content, 0.85, "en:event", 0.5)
 
@@ -797,6 +803,20 @@ _ZH_FREQ = re.compile(
 _ZH_CLOCK = re.compile(
     r"(?:早上|晚上|中午|下午|凌晨)?[零一二两三四五六七八九十\d]{1,3}点(?:半|钟)?"
     r"(?P<v>起床|睡觉|上班|下班|吃饭|吃早饭|吃午饭|吃晚饭|午睡|到家|出门)"
+)
+# A noun right before "I <verb>" makes it a relative clause ("these figurines I bought", "the
+# pic I took"); an event needs an object or a place beyond a bare pronoun ("I did get this").
+_EN_INSIDE_A_NOUN = re.compile(
+    r"\b(?:the|this|these|that|those|a|an|my|our)\s+(?:\w+\s+){0,2}(?!and\b)\w+\s+(?:that\s+)?$",
+    re.I,
+)
+_EN_INTRANSITIVE = frozenset(
+    "graduated volunteered competed performed moved travelled traveled hiked ran won "
+    "left began started".split()
+)
+_EN_NO_OBJECT = frozenset(
+    "this that it them one the a an hard way too again there here get got do so just really "
+    "very some me us".split()
 )
 # What the mind does and what one cannot do are not habits ("总是想起", "总是记不清怎么算").
 _ZH_NOT_A_HABIT = re.compile(
