@@ -71,6 +71,8 @@ PLACE_ATTRS = {
     "会员费": "fees", "年费": "fees", "月费": "fees", "学费": "fees", "停车费": "parking fee",
     "上班时间": "working hours", "下班时间": "working hours", "工作时间": "working hours",
     "校训": "motto", "门牌号": "address", "开放时间": "opening hours",
+    "会费": "fees", "月卡": "fees", "年卡": "fees", "次卡": "fees", "季卡": "fees",
+    "课时费": "fees", "门票": "fees", "人均消费": "price", "人均": "price",
 }  # fmt: skip
 EVENT_ATTRS = {
     "时间": "time", "日期": "time", "开始时间": "time", "地点": "place", "地址": "place",
@@ -147,6 +149,10 @@ QUALIFIERS = {
     "公司的": "work", "单位的": "work", "隔壁": "next-door", "对门": "across-the-hall",
     "直属": "direct", "部门": "department", "新": "new",
     "楼上": "upstairs", "楼下": "downstairs", "对面": "opposite",
+    # round 6: where the person met them or shares with them
+    "合租": "flat-share", "合租的": "flat-share", "实习时的": "internship", "实习": "internship",
+    "读书时的": "school", "初中时的": "middle school", "小学时的": "primary school",
+    "同一个部门的": "department", "同组的": "team", "同部门的": "department",
 }  # fmt: skip
 _PEOPLE_REL = "|".join(
     sorted((re.escape(k) for k, v in ZH_RELATIONS.items() if group_of(v) == "people"),
@@ -164,6 +170,7 @@ ROLE_ENDS = (
     "业务员", "销售", "客服", "经理", "老师", "教授", "师傅", "主任", "牙医", "兽医", "治疗师",
     "房东", "律所合伙人", "裁缝", "园丁", "钟点工", "搭子", "搭档", "伙伴", "校长", "院长",
     "园长", "店长", "厂长", "局长", "处长", "科长", "村长", "书记", "班长", "队长", "物业",
+    "负责人", "带教老师", "导师", "所长", "站长", "馆长", "社长", "会长", "部长", "总监",
 )  # fmt: skip
 _ROLE = (
     r"(?:(?![的我你他她们是在有叫姓任当做干])[\u4e00-\u9fff]){0,4}(?:"
@@ -217,10 +224,15 @@ def _ends(word: str, heads) -> str:
 # --------------------------------------------------------------------------------------
 
 _PETS = "|".join(k for k, v in ZH_RELATIONS.items() if group_of(v) == "pet")
+# The person's organisations before a role: "我们科室的主任", "我们实验室的负责人".
+_ORGS = (
+    "小区|公司|单位|学校|部门|班|村|楼|医院|科室|团队|项目组|课题组|实验室|社区|学院|系|年级|"
+    "工作室|律所|事务所|门诊|诊所|店|工厂|车间|研究所|幼儿园"
+)
 _LINK = rf"(?:{_QREL}|{_ROLE}|{_RELATION})(?:{_NICKNAME})?"
 # Relations joined by 的; someone else's pet ("我同事的狗") is not a relation of the person.
 _CHAIN = re.compile(
-    rf"^我(?:们家|们|家)?(?:养的|的)?(?:(?:小区|公司|单位|学校|部门|班|村|楼)的?(?=\w{{2}}))?"
+    rf"^我(?:们家|们|家)?(?:养的|的)?(?:(?:{_ORGS})的?(?=\w{{2}}))?"
     rf"(?P<chain>{_LINK}(?:家?的(?!(?:{_PETS}))(?:{_QREL}|{_ROLE}|{_RELATION})(?:{_NICKNAME})?)*)"
     r"(?P<rest>.+)$"
 )
@@ -670,9 +682,18 @@ _VERBLESS = re.compile(
 )
 
 
+# A fee said with its period and no verb: "健身房一个月会费两百块", "瑜伽馆月卡三百九".
+_FEE = re.compile(
+    r"(?<=[\u4e00-\u9fff])(?P<per>一个月|每个?月|一年|每年|一次|每次|一节课?|每节课?|一季度?|每季度?)?"
+    r"(?P<w>会费|会员费|月卡|年卡|次卡|季卡|年费|月费|课时费|学费|停车费|门票|物业费|房租|租金|人均消费|人均)"
+    r"(?P<n>(?:大约|大概|约|要|才|只要)?[\d一二两三四五六七八九十几])"
+)
+
+
 def things(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     said = text  # the person's words; the split reads "时长两个小时" as "时长为两个小时"
     text = _VERBLESS.sub("时长为", text)
+    text = _FEE.sub(lambda m: f"的{m['w']}为{m['per'] or ''}{m['n']}", text, count=1)
     m = _SPLIT.search(text)
     if m is None:
         return []
@@ -829,6 +850,34 @@ def had_for(text: str, who: Ctx) -> list[RuleCandidate]:
     return [make("fact", who.subject, predicate, _said(text, who), 0.85, 0.5, "zh:item-age")]
 
 
+# A thing the person bought, where or when: "我上周在优衣库买了一件羽绒服". The thing is
+# theirs (a gift bought for someone, "给我妈买了…", is not read here), so it is the item's
+# `bought`; "…，花了五百九" goes on about it (goes_on reads it as "我买的羽绒服花了五百九").
+_BOUGHT = re.compile(
+    r"^我(?P<t>[^，。在给]{0,8}?)(?:在(?P<at>[^，。给]{1,12}?))?(?:新|刚刚|刚|又|终于)?"
+    r"(?:买了|入手了|换了|订了|网购了)(?:一|两)?(?:个|台|件|辆|部|双|只|块|把|套|本|条|款|张|"
+    r"架|副|顶|瓶|支|盏|面)?(?P<x>[^，。了]{1,10})$"
+)
+
+
+def _bought(text: str) -> tuple[Subject, str] | None:
+    m = _BOUGHT.match(text)
+    if m is None or not (m["t"] or m["at"]) or re.search(r"什么|哪|谁", text):
+        return None  # "我买了一个手机" with neither place nor time says little
+    sub = subject("我的" + m["x"])
+    return (sub, m["x"]) if sub and sub.kind == "item" and not sub.attr else None
+
+
+def bought(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
+    if (found := _bought(text)) is None:
+        return []
+    sub, _thing_said = found
+    when = ruledates.past(text, now)
+    content = _said(text, who) + (date_zh(when) if when else "")
+    predicate = f"item: {zh_about(sub.key, who)}: bought"
+    return [make("fact", who.subject, predicate, content, 0.85, 0.5, "zh:item-bought")]
+
+
 # An event that comes back: "亲子读书会每个月第一个周六举行".
 _RECURS = re.compile(
     r"^(?P<s>[^，。]{2,20}?)(?P<t>每(?:个|一|两|隔)?(?:周|星期|礼拜|月|年|季度|天)[^，。]{0,10}?|每逢[^，。]{1,8}?)"
@@ -976,6 +1025,8 @@ def goes_on(before: str, clause: str, now: datetime) -> str | None:
     read as "公司年会的时间是下周六"; "我的上司叫赵雅琳，老家在河北" as "我的上司老家在河北". None
     when the clause has a subject of its own or the one before names nothing."""
     attr = _GOES_ON.match(clause)
+    if (got := _bought(before)) and re.match(r"(?:一共|总共|共)?花了", clause):
+        return f"我买的{got[1]}{clause}"  # "我在宜家买了一个书架，花了三百五"
     if person := _CHAIN.match(before):
         if attr and attr["a"] in PEOPLE_ATTRS or _PERSON_GOES_ON.match(clause):
             return before[: person.start("rest")] + clause
@@ -999,6 +1050,7 @@ def chinese(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
                  nearby, lately, described):  # fmt: skip
         if found := step(text, who):
             return found
-    if found := runs(text, who, now) or expires(text, who, now) or own_event(text, who, now):
+    if found := (runs(text, who, now) or expires(text, who, now) or own_event(text, who, now)
+                 or bought(text, who, now)):  # fmt: skip
         return found
     return things(text, who, now)

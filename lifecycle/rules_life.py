@@ -798,6 +798,11 @@ _ZH_CLOCK = re.compile(
     r"(?:早上|晚上|中午|下午|凌晨)?[零一二两三四五六七八九十\d]{1,3}点(?:半|钟)?"
     r"(?P<v>起床|睡觉|上班|下班|吃饭|吃早饭|吃午饭|吃晚饭|午睡|到家|出门)"
 )
+_ZH_BEFORE = (
+    r"以前|之前|过去|曾经|原来|早年|年轻时|年轻的时候|退休前|毕业后|刚毕业的时候|刚毕业时|"
+    r"大学的时候|大学时|读书的时候|上学的时候|读研的时候|读研时"
+)
+_DEGREES = "研究生|本科|博士|硕士|大学|高中|初中|专科"
 _ZH_PLAN = re.compile(r"(要|打算|准备|计划|将要|将|预计)")
 # A time said before the person: "下周三下午两点", "明天早上八点半", "月底".
 _ZH_LEADING_TIME = re.compile(
@@ -1016,6 +1021,8 @@ class _Zh:
                 self.add("identity" if predicate == "occupation" else "fact", predicate,
                          phrase.format(w=who, x=value), 0.9, name, 0.8)  # fmt: skip
                 return
+        if self.past_work():
+            return
         if m := re.fullmatch(r"我(?:现在|目前)?在(?P<o>.{1,10}?)教(?P<x>.{1,8})", t):
             content = f"{who}在{_zh_clean(m['o'])}教{_zh_clean(m['x'])}"
             self.add("identity", "occupation", content, 0.9, "zh:occupation", 0.8)
@@ -1035,6 +1042,39 @@ class _Zh:
         ):
             if t.startswith(("现在在", "现在去了", "在", "去了")) and (org := _zh_clean(m["x"])):
                 self.add("fact", "employer", f"{who}在{org}工作", 0.9, "zh:employer", 0.8)
+
+    def past_work(self) -> bool:
+        """What the person did before and where they studied, said with a time: "我以前在
+        新东方当过英语老师" (`past employer`, `past occupation`: not what they do now), "我
+        2019年从武汉大学毕业" (`school`, the year kept in the content)."""
+        t, said = self.text, zh_about(self.text, self.who)
+        if m := re.fullmatch(
+            rf"我(?:[^，。从]{{0,8}}?)?从(?P<x>[^，。]{{2,12}}?)(?:{_DEGREES})?毕业(?:的|了)?", t
+        ):
+            school = _zh_clean(m["x"])
+            if school and not re.fullmatch(rf"{_DEGREES}|小学|幼儿园|什么.*|哪.*", school):
+                when = ruledates.past(t, self.now)
+                self.add("fact", "school", said + (_date_zh(when) if when else ""), 0.88,
+                         "zh:school-from", 0.8)  # fmt: skip
+                return True
+        m = re.fullmatch(
+            rf"我(?:{_ZH_BEFORE})(?:也|还|曾|曾经)?(?:在(?P<o>[^，。]{{1,12}}?)(?:(?:做|当|干)过?"
+            r"(?:一名|一个|一位|几年|一段时间|两年)?(?P<j>[^，。]{1,10})|(?:(?:工作|上班|打工|实习|任职)过?|"
+            r"打过工|上过班)"
+            r"(?:[\d一二两三四五六七八九十几半]{1,3}个?(?:年|月)多?)?)|(?:是|当过|做过|干过)(?:一名|一位|一个)?"
+            r"(?P<k>[^，。]{1,10}))",
+            t,
+        )
+        if m is None or re.search(r"什么|哪|谁", t):
+            return False
+        job = _zh_clean(m["j"] or m["k"] or "")
+        if m["k"] and not _zh_job(job):
+            return False  # "我以前是个胖子": what they were like, not a job
+        if m["o"] and _zh_clean(m["o"]):
+            self.add("fact", "past employer", said, 0.88, "zh:past-employer", 0.6)
+        if job and _zh_job(job):
+            self.add("fact", "past occupation", said, 0.88, "zh:past-occupation", 0.6)
+        return bool(m["o"] or job)
 
     # -- food, diet, allergies ----------------------------------------------------------
 
