@@ -384,7 +384,23 @@ _NEARBY = re.compile(
 )
 
 
+# Someone the person goes to, told as where they are: "the dentist I go to is on Baker
+# Street", "my GP's practice is next to the station" (the practice: `place: dentist`).
+_PROVIDER = (
+    r"dentist|doctor|gp|vet|physio|physiotherapist|hairdresser|barber|optician|chiropractor|"
+    r"pediatrician|paediatrician|dermatologist|therapist|osteopath|orthodontist|nail\s+salon"
+)
+_PROVIDER_PLACE = re.compile(
+    rf"^(?:the\s+(?P<p>{_PROVIDER})\s+(?:that\s+)?(?:I|we)\s+(?:usually\s+|always\s+|normally\s+)?"
+    rf"(?:go\s+to|see|use)|(?:my|our)\s+(?P<q>{_PROVIDER})(?:'s|’s)\s+(?:office|practice|"
+    rf"clinic|surgery))\s+(?:is|'s)\s+(?P<x>(?:right\s+)?(?:{_WHERE})\b.+)$",
+    re.I,
+)
+
+
 def places(text: str, who: Ctx) -> list[RuleCandidate]:
+    if (m := _PROVIDER_PLACE.match(text)) and not _TIME.search(m["x"]):
+        return _add(who, f"place: {key(m['p'] or m['q'])}", text, 0.88, "en:place-provider")
     if m := _NEARBY.match(text):  # "there's a 24-hour pharmacy near my place"
         home = m["o"].split()[-1]  # "my place", "our building"
         where = f"{m['p']} {m['w']} {home}"

@@ -525,7 +525,24 @@ class _En:
             self.add("preference", f"preference: {_food_key(m['x'].lower())}: how", content, 0.85,
                      "en:how-taken")  # fmt: skip
             return
-        diets = r"vegetarian|vegan|pescatarian|pescetarian|keto|gluten-free|halal|kosher"
+        diets = (
+            r"vegetarian|vegan|pescatarian|pescetarian|keto|gluten-free|halal|kosher|paleo|"
+            r"dairy-free|plant-based|low-carb|low-fat|low-sodium|sugar-free|raw vegan"
+        )
+        # "I eat vegan", "I'm on a low-carb diet", "I follow a keto diet", "I keep kosher".
+        if m := re.search(
+            rf"\bI\s+(?:(?:mostly|only|strictly|now|usually)\s+)?(?:eat|keep|cook)\s+(?P<x>{diets})"
+            r"(?:\s+(?:now|these\s+days|nowadays|at\s+home))?\W*$"
+            rf"|\bI(?:'m| am)\s+(?:now\s+)?on\s+(?:a|the)\s+(?P<y>{diets}|mediterranean|"
+            rf"ketogenic)\s+diet\b|\bI\s+(?:follow|stick\s+to)\s+(?:a|the)\s+(?P<z>{diets}|"
+            rf"mediterranean|ketogenic)\s+diet\b",
+            t,
+            re.I,
+        ):
+            diet = (m["x"] or m["y"] or m["z"]).lower()
+            content = f"{who} eats {diet}" if m["x"] else f"{who} is on a {diet} diet"
+            self.add("preference", "diet", content, 0.9, "en:diet")
+            return
         if m := re.search(
             rf"\bI(?:'m| am)\s+(?:not|no longer)\s+(?:a\s+)?(?P<x>{diets})\b", t, re.I
         ):
