@@ -422,6 +422,34 @@ def people(text: str, who: Ctx) -> list[RuleCandidate]:
     return found + _named(m["chain"], who) if attribute else found
 
 
+# Someone who works at a place the person goes to: "那家理发店的老板叫阿强", "我常去的健身房
+# 的教练姓吴" (keyed by the place and the role: "people: 理发店老板").
+_PLACE_ROLE = (
+    "老板娘|老板|店主|店长|主厨|厨师|教练|私教|老师|医生|大夫|前台|经理|师傅|园长|校长|院长|馆长|"
+    "房东|物业经理|保安|理发师|药剂师|班主任"
+)
+_PLACE_PERSON = re.compile(
+    rf"^(?P<s>[^，。]{{2,20}}?)的(?P<r>{_PLACE_ROLE})(?P<n>{_NICKNAME})?(?P<rest>[^，。]+)$"
+)
+
+
+def place_people(text: str, who: Ctx) -> list[RuleCandidate]:
+    m = _PLACE_PERSON.match(text)
+    if m is None or not (sub := subject(m["s"])) or sub.kind != "place" or sub.attr:
+        return []
+    if not (said := _person_said(m["rest"], "people")):
+        return []
+    attribute, _value, conf = said
+    place = (
+        re.sub(
+            r"^(?:(?:家|小区|公司)?(?:附近|楼下|对面|旁边|门口)的?)?(?:[这那][家个])?", "", sub.key
+        )
+        or sub.key
+    )
+    predicate = f"people: {zh_about(place, who)}{m['r']}" + (f": {attribute}" if attribute else "")
+    return [make("fact", who.subject, predicate, _said(text, who), conf, 0.6, "zh:place-person")]
+
+
 def _named(chain: str, who: Ctx) -> list[RuleCandidate]:
     """ "我儿子小宝上二年级了" also says who the son is (a single relation and its name)."""
     m = re.fullmatch(rf"(?P<r>{_RELATION})(?P<n>{_NICKNAME})", chain)
@@ -571,6 +599,12 @@ _FEATURE = (
 )
 
 
+_LOOKS = (
+    r"透明|半透明|磨砂|哑光|亮面|镜面|格子|条纹|碎花|纯色|圆形|方形|长方形|圆的|方的|大号|小号|中号|"
+    r"加大号|长款|短款|宽松|修身|加绒|防滑|可折叠|迷你"
+)
+
+
 def _item(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
     """The attribute an item's value gives, and how sure: "是爸爸送的" is who gave it."""
     if sub.attr:  # a word the tables do not know waits for review
@@ -582,8 +616,10 @@ def _item(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
     if verb not in ("是", "是在"):
         return None  # "我的手机在桌上": where it lies now, not worth keeping
     value = "在" + value if verb == "是在" else value
-    if re.search(r"买的?$|买回来|入手", value):
-        return "bought", 0.88
+    if re.search(r"(?:买|提|订|购|购买|入手|换|淘)的?$|买回来|入手", value):
+        return "bought", 0.88  # "是去年十月提的": when it was got, not a brand
+    if re.fullmatch(rf"(?:{_LOOKS})的?", value):
+        return "features", 0.8  # "是透明的", "是磨砂的": how it looks, not who made it
     if re.search(r"送(?:的|给)?$|送我|礼物", value):
         return "gift", 0.88
     if re.search(r"(?:织|做|画|缝|绣|亲手.{0,2})的?$", value):
@@ -1046,8 +1082,8 @@ def goes_on(before: str, clause: str, now: datetime) -> str | None:
 
 def chinese(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     """Candidates for one Chinese clause (hedges already removed), or []."""
-    for step in (self_attrs, people, own_place, had_for, distance, recurring, called_off, hours,
-                 nearby, lately, described):  # fmt: skip
+    for step in (self_attrs, people, place_people, own_place, had_for, distance, recurring,
+                 called_off, hours, nearby, lately, described):  # fmt: skip
         if found := step(text, who):
             return found
     if found := (runs(text, who, now) or expires(text, who, now) or own_event(text, who, now)
