@@ -61,6 +61,9 @@ ITEM_ATTRS = {
     "里程": "mileage", "屏幕": "screen", "像素": "camera", "功率": "power", "配置": "specs",
     "处理器": "processor", "保修期": "warranty", "车牌": "plate", "车牌号": "plate",
     "系统": "system", "操作系统": "system", "套餐": "plan", "运营商": "carrier",
+    "保险": "insurance", "保险费": "insurance", "车险": "insurance", "保养费": "upkeep",
+    "油费": "running cost", "电费": "running cost", "话费": "monthly fee", "月租": "monthly fee",
+    "月费": "monthly fee",
 }  # fmt: skip
 PLACE_ATTRS = {
     "名字": "name", "名称": "name", "地址": "address", "位置": "address", "地点": "address",
@@ -499,6 +502,8 @@ def _thing(parts: list[str], mine: bool, kind: str) -> Subject | None:
     owners = [_PICK.sub("", p) for p in parts[:-1] if not (_MODIFIER.match(p) or _WHEN.match(p))]
     owners = [p for p in owners if p]  # "这次的技术沙龙": 这次 says which one
     heads = {"event": EVENT_HEADS, "item": ITEM_HEADS, "place": PLACE_HEADS}[kind]
+    if kind == "place" and mine and not owners and last in ("家", "家里"):
+        return Subject(kind, "家")  # "我家的房租", "我家的户型": the person's home
     head = _ends(last, heads)
     if not head or (kind == "item" and not mine):
         return None  # "手机是华为的" about no one in particular
@@ -651,6 +656,12 @@ def _place(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
         return "name", 0.88
     if verb == "是":
         return "", 0.85
+    if verb.endswith("有") and sub.key == "家":
+        return None  # "我们家有三口人": the family, read by the family rules
+    if verb.endswith("有") and re.match(
+        rf"{_N}多?(?:个|名|位)?(?:员工|职工|人|学生|老师|医生|护士|同事)", value
+    ):
+        return "size", 0.85  # "我们公司一共有两百多个员工": how many work or study there
     return ("features", 0.75) if verb == "有" else None
 
 
@@ -721,7 +732,8 @@ _VERBLESS = re.compile(
 # A fee said with its period and no verb: "健身房一个月会费两百块", "瑜伽馆月卡三百九".
 _FEE = re.compile(
     r"(?<=[\u4e00-\u9fff])(?P<per>一个月|每个?月|一年|每年|一次|每次|一节课?|每节课?|一季度?|每季度?)?"
-    r"(?P<w>会费|会员费|月卡|年卡|次卡|季卡|年费|月费|课时费|学费|停车费|门票|物业费|房租|租金|人均消费|人均)"
+    r"(?P<w>会费|会员费|月卡|年卡|次卡|季卡|年费|月费|课时费|学费|停车费|门票|物业费|房租|租金|人均消费|人均|"
+    r"保险费|保险|车险|保养费|油费|电费|话费|月租)"
     r"(?P<n>(?:大约|大概|约|要|才|只要)?[\d一二两三四五六七八九十几])"
 )
 
@@ -870,6 +882,26 @@ def own_place(text: str, who: Ctx) -> list[RuleCandidate]:
         return []
     predicate = _OWN_PLACE_KEY.get(m["v"], "work place")
     return [make("fact", who.subject, predicate, _said(text, who), 0.88, 0.7, "zh:own-place")]
+
+
+# What one of the person's places offers: "我们公司的健身房对员工免费开放", "我们食堂早上七点
+# 开始供应早餐", "我家楼下的超市可以送货上门" (only the person's own places: "健身房提供毛巾" is
+# about no place in particular).
+_OFFERS = re.compile(
+    r"^(?P<s>我[^，。]{1,20}?)(?P<t>(?:每天|早上|上午|中午|下午|晚上|全天|周末|平时|工作日)"
+    r"[^，。]{0,8}?)?(?:开始|也|还|都)?(?:免费)?(?P<v>提供|供应|卖|出售|支持|可以|能|只收|接受|"
+    r"对[^，。]{1,8}?(?:免费)?开放)(?P<x>[^，。]*)$"
+)
+
+
+def offers(text: str, who: Ctx) -> list[RuleCandidate]:
+    m = _OFFERS.match(text)
+    if m is None or not (sub := subject(m["s"])) or sub.kind != "place" or sub.attr:
+        return []
+    if not m["v"].endswith("开放") and not zh_clean(m["x"]) or re.search(r"什么|哪|谁|吗", text):
+        return []
+    predicate = f"place: {zh_about(sub.key, who)}: offers"
+    return [make("fact", who.subject, predicate, _said(text, who), 0.85, 0.5, "zh:place-offers")]
 
 
 # How long the person has had a thing: "我的笔记本电脑已经用了五年了", "这辆车我开了八年".
@@ -1083,7 +1115,7 @@ def goes_on(before: str, clause: str, now: datetime) -> str | None:
 def chinese(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     """Candidates for one Chinese clause (hedges already removed), or []."""
     for step in (self_attrs, people, place_people, own_place, had_for, distance, recurring,
-                 called_off, hours, nearby, lately, described):  # fmt: skip
+                 called_off, hours, nearby, lately, described, offers):  # fmt: skip
         if found := step(text, who):
             return found
     if found := (runs(text, who, now) or expires(text, who, now) or own_event(text, who, now)
