@@ -116,7 +116,8 @@ ITEM_HEADS = (
     "手套", "墨镜", "香水", "口红", "床垫", "枕头", "窗帘", "地毯", "餐桌", "衣柜", "书桌",
     "茶几", "鱼缸", "花瓶", "婚戒", "手柄", "主机", "阅读器", "房车", "SUV", "电动自行车",
     "手机壳", "钥匙", "马克杯", "茶杯", "画", "相册", "笔记本电脑", "护肤品", "化妆品",
-    "洗发水", "沐浴露", "牙膏", "面霜", "洗面奶", "防晒霜", "宽带",
+    "洗发水", "沐浴露", "牙膏", "面霜", "洗面奶", "防晒霜", "宽带", "健身卡", "会员卡", "银行卡",
+    "信用卡", "公交卡", "饭卡", "校园卡", "医保卡", "社保卡", "年卡",
 )  # fmt: skip
 PLACE_HEADS = (
     "健身房", "咖啡店", "咖啡馆", "餐厅", "饭店", "饭馆", "面馆", "酒吧", "超市", "商场",
@@ -287,6 +288,16 @@ _PERSON_SAID = (
     (r"(?:今年|已经|都)(?P<x>[二三四五六七八九]?十[一二三四五六七八九]?|[1-9]\d)多?了", "age",
      0.88),  # "我奶奶今年八十五了"
     (r"是从(?P<x>[^，。]{2,12}?)(?:跳槽|调|转)过来的", "past employer", 0.88),
+    # Round 6: their allergies, ways, diet, children and years at work, like the person's own.
+    (r"(?:也)?对(?P<x>[^，。]{1,10}?)(?:严重|有点|轻微)?过敏", "allergy", 0.88),
+    (r"(?P<x>(?:每天|每周[一二三四五六日天]?|每个?月|每年|每逢[^，。]{1,4}|平时|一般|通常|总是|习惯)"
+     r"(?:都|会)?(?:早上|晚上|中午|下午|上午)?(?:都|会)?(?![^，。]*(?:有空|没空|忙|累|闲|开心|高兴|辛苦|无聊|不错|[很太好挺](?![少早晚极])))"
+     r"[^，。]{2,16})",
+     "habit", 0.85),
+    (r"(?P<x>(?:从来)?不(?:吃|喝|抽)(?!了)[^，。]{1,8})", "diet", 0.85),
+    (rf"有(?P<x>{_N}个(?:孩子|儿子|女儿|小孩|娃|兄弟姐妹))", "children", 0.85),
+    (rf"在(?P<o>[^，。]{{1,10}}?)(?:工作|上班|干|任职|任教)了(?P<x>{_N}多?年)(?:多)?了?",
+     "years in work", 0.85),
     (r"(?:已经|去年|前年|今年|早就|刚|刚刚)?(?P<x>退休)了", "status", 0.88),  # "我爸退休了"
     (r"(?:最近|现在|目前|正|一直)?在(?:学|练|学习)(?P<x>[^，。]{2,10})", "learning", 0.85),
     (r"开的(?:车)?是(?:一辆|辆)?(?P<x>[^，。]{2,16})", "car", 0.88),  # "我的上司开的是一辆特斯拉"
@@ -538,7 +549,7 @@ def subject(text: str) -> Subject | None:
     word = parts[-1]
     known = len(parts) >= 2 and not _owned(word) and not _AUX.search(word)  # "年终晚宴将"
     if known and re.fullmatch(r"[\u4e00-\u9fff]{2,5}", word):
-        for kind in ("event", "place"):  # "读书会的下一本书": a word the tables do not know
+        for kind in ("event", "place", "item"):  # "读书会的下一本书": a word the tables do not know
             if not _PASSING.match(word) and (found := _thing(parts[:-1], mine, kind)):
                 found.attr = word
                 return found
@@ -565,6 +576,8 @@ def _unknown_attr(parts: list[str], mine: bool) -> Subject | None:
             heads = EVENT_HEADS + ITEM_HEADS + PLACE_HEADS
             if _PASSING.match(word) or _AUX.search(word) or _ends(word, heads) or "了" in last[:at]:
                 continue  # "公司年会将": an event, not the company's "年会将"
+            if re.search(r"[每周点月号天年日]", word) or word[:1] in "店馆厅院场园站铺吧":
+                continue  # "书店每周三": the 书店 and a time, not the 书's "店每周三"
             if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", word):
                 found = _thing([*parts[:-1], last[: at + len(head)]], mine, kind)
                 if found:
@@ -621,7 +634,7 @@ def _item(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
     if verb not in ("是", "是在"):
         return None  # "我的手机在桌上": where it lies now, not worth keeping
     value = "在" + value if verb == "是在" else value
-    if re.search(r"(?:买|提|订|购|购买|入手|换|淘)的?$|买回来|入手", value):
+    if re.search(r"(?:买|提|订|购|购买|入手|换|淘|办|到|收到|寄到|寄来)的?$|买回来|入手", value):
         return "bought", 0.88  # "是去年十月提的": when it was got, not a brand
     if re.fullmatch(rf"(?:{_LOOKS})的?", value):
         return "features", 0.8  # "是透明的", "是磨砂的": how it looks, not who made it

@@ -1249,6 +1249,8 @@ class _Zh:
         activity = _zh_clean(activity)
         if not activity or re.match(r"(?:很|太|特别|非常|有点|比较|挺|好|超)", activity):
             return  # "我每周一都很忙": how it feels, not a habit
+        if re.search(r"(?:很|太|特别|非常|挺|好|超)(?:忙|累|闲|困|烦|辛苦|开心|无聊)", activity):
+            return  # "我老公每天都很忙": how someone feels, not what they do
         if re.match(r"[^，。]{1,6}的", activity):
             return  # "我常去的那家面包店周末会打折": the shop's habit, not the person's
         content = zh_about(t if "我" in t else who + t, self.who)
