@@ -99,7 +99,9 @@ EVENT_ATTRS = {
     "预算": "budget", "交通方式": "transport", "交通": "transport", "一等奖": "prize",
     "大奖": "prize", "特等奖": "prize", "参与部门": "participants", "参加部门": "participants",
     "举办城市": "place", "举办场地": "place", "报名人数": "scale", "参与人数": "scale",
-    "人均费用": "cost", "人均": "cost", "餐标": "cost",
+    "人均费用": "cost", "人均": "cost", "餐标": "cost", "参与人员": "participants",
+    "参会人员": "participants", "出席人员": "participants", "目的": "purpose", "住宿": "lodging",
+    "住宿地点": "lodging", "酒店": "lodging", "餐饮": "catering", "赞助商": "sponsor",
 }  # fmt: skip
 # Heads: what the last noun of a subject says it is (matched at the end of that part).
 ITEM_HEADS = (
@@ -140,7 +142,8 @@ EVENT_HEADS = (
     "闭幕式", "节", "赛", "春游", "秋游", "郊游", "开放日", "家长会", "野餐", "徒步", "研学",
     "宴", "酒席", "露营", "骑行", "自驾游", "夏令营", "冬令营", "培训营", "集训", "论坛", "集市",
     "市集",
-    "义卖", "颁奖礼", "成人礼", "话剧", "汇报", "述职", "例会", "周会", "晨会", "早会",
+    "义卖", "颁奖礼", "成人礼", "拓展", "年夜饭", "寿宴", "乔迁宴", "谢师宴", "茶话会", "联谊",
+    "话剧", "汇报", "述职", "例会", "周会", "晨会", "早会",
 )  # fmt: skip
 _RELATION = "|".join(sorted(map(re.escape, ZH_RELATIONS), key=len, reverse=True))
 # A qualifier before a relation of the people group says which one: "大学室友", "高中的班主任",
@@ -211,7 +214,8 @@ _VERBS = (
     "一共持续", "共持续", "大约需要", "大概需要", "持续", "历时",
     "为期", "改到了", "改到", "改在", "改成了", "改成", "推迟到了", "推迟到", "延期到了", "延期到",
     "提前到了", "提前到", "挪到了", "挪到", "预计有", "将有", "会有", "会来", "将迎来", "安排在",
-    "一共来了", "来了", "邀请了", "请来了", "邀请", "已经超过", "超过了", "达到了",
+    "一共来了", "来了", "邀请了", "请来了", "邀请", "已经超过", "超过了", "已经达到了",
+    "已经达到", "达到了", "包括了", "包括", "包含",
     "是", "为", "叫", "姓", "在", "有", "花了", "由", "需要",
 )  # fmt: skip
 _SPLIT = re.compile("|".join(map(re.escape, _VERBS)))
@@ -717,8 +721,19 @@ def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
         return "scale", 0.88
     if verb in _LASTS and _DURATION.fullmatch(value):
         return "duration", 0.88
-    if verb == "需要" and re.match(r"自带|带上?|携带|穿|提前|自备|报名|预约|准备", value):
-        return "requirements", 0.88  # "户外拓展活动需要自带午餐"
+    if verb == "需要" and re.match(
+        r"(?:每人|每个人|每位|大家|所有人|参加的人|每个部门|各部门|各组)?(?:都)?"
+        r"(?:自带|带上?|携带|穿|提前|自备|报名|预约|准备|交)",
+        value,
+    ):
+        return "requirements", 0.88  # "户外拓展活动需要自带午餐", "需要每人带一道拿手菜"
+    if verb == "需要" and re.fullmatch(
+        r"在[^，。]{2,10}?(?:之前|前|以前)(?:报名|提交|确认|交)[^，。]{0,6}", value
+    ):
+        return "deadline", 0.88  # "年会的节目需要在下周三前报名"
+    if verb in ("包括", "包括了", "包含"):
+        people = re.search(r"部|组|员工|同事|家属|客户|嘉宾|同学|老师|学生|人", value)
+        return ("participants" if people else "agenda"), 0.85  # "参与人员包括市场部和技术部"
     if verb in ("邀请了", "请来了", "邀请") and _SCALE.fullmatch(value):
         return "scale", 0.88  # "答谢宴会邀请了五十位客户"
     if verb in ("邀请了", "请来了", "邀请") and re.search(r"嘉宾|演讲|分享|主讲|出席|参加", value):
