@@ -202,6 +202,17 @@ _PERSON_SAID = (
     (rf"(?:is|'s)\s+(?:now\s+)?(?:a|an)\s+(?P<x>(?:[\w-]+\s+){{0,2}}(?:{_alt(JOB_WORDS)})\b.*)",
      "occupation"),
     (r"(?:is|'s)\s+(?:called|named)\s+(?P<x>.+)", ""),
+    # Round 6: a name with a title ("is Mrs. Patel", "is Dr Chen"), children, allergies,
+    # diet, what they drive, how long they have worked somewhere.
+    (r"(?:is|'s)\s+(?P<x>(?:Mr|Mrs|Ms|Miss|Dr|Prof|Professor|Coach)\.?\s+(?-i:[A-Z])[\w'-]+)", ""),
+    (r"has\s+(?P<x>(?:one|two|three|four|five|\d)\s+(?:kids?|children|sons?|daughters?|"
+     r"grandkids|grandchildren))\b.*", "children"),
+    (r"(?:is|'s)\s+(?:severely\s+|very\s+|mildly\s+)?allergic\s+to\s+(?P<x>.+)", "allergy"),
+    (r"(?:is|'s)\s+(?P<x>vegetarian|vegan|pescatarian|gluten-free|lactose\s+intolerant)", "diet"),
+    (r"(?:doesn't|does\s+not|never)\s+(?P<x>(?:eat|drink|smoke)\b.*)", "diet"),
+    (r"drives\s+(?:a|an)\s+(?P<x>.+)", "car"),
+    (r"(?:has\s+)?(?:worked|been\s+working|taught)\s+(?:at|for|in)\s+(?P<x>.+?\s+for\s+"
+     r"(?:\w+|\d+)\s+years?)", "years in work"),
     (r"(?:now\s+)?(?:runs|owns|opened|has\s+opened|started|manages)\s+(?:a|an|his\s+own|her\s+own|"
      r"their\s+own)\s+(?P<x>(?:[\w'-]+\s+){0,3}(?:shop|store|restaurant|café|cafe|bakery|bar|"
      r"business|company|firm|agency|studio|salon|clinic|practice|startup|gym|farm|hotel|"
@@ -243,7 +254,10 @@ def _people(text: str, who: Ctx, qualifier: str = "", now=None) -> list[RuleCand
         if re.fullmatch(pattern, rest, re.I):
             predicate = f"{base}: {attribute}" if attribute else base
             found = _add(who, predicate, text, 0.88, f"en:{group}-attribute")
-            if attribute == "age" and (when := ruledates.future(rest, now or datetime.now())):
+            # "turns 50 next month" is dated ahead; "turned 70 in March" is past
+            said_past = re.match(r"(?:just\s+)?turned\b", rest, re.I)
+            dated = ruledates.past if said_past else ruledates.future
+            if attribute == "age" and (when := dated(rest, now or datetime.now())):
                 found = [replace(c, content=c.content + date_en(when)) for c in found]
             return found
     if group == "pet" and (b := _BREED.fullmatch(rest)):
@@ -459,6 +473,12 @@ _EVENT_SAID = (
     (rf"^{_THE}{_EVENT}\s+{_IS}\s+(?:being\s+)?(?:hosted|run|organi[sz]ed|led|chaired)\s+by\s+"
      rf"(?P<x>.+)$", "host"),
     (rf"^{_THE}{_EVENT}\s+{_IS}\s+(?:held\s+)?(?P<x>(?:at|in|on)\s+.+)$", "when or where"),
+    # "the conference dress code is business casual": the attribute word without 's
+    (rf"^{_THE}{_EVENT}\s+(?P<a>{_alt(EVENT_ATTRS)})\s+{_IS}\s+(?P<x>.+)$", "{a}"),
+    # moved to a new time: the plan's key, so the new time supersedes the old one
+    (rf"^{_THE}{_EVENT}\s+(?:has\s+been|have\s+been|was|got|is\s+being|is)\s+(?:moved|pushed"
+     rf"(?:\s+back)?|rescheduled|postponed|brought\s+forward|changed|shifted)\s+(?:to|until|till)\s+"
+     rf"(?P<x>.+)$", "moved"),
     # called off: the plan's key, so it supersedes the plan
     (rf"^{_THE}{_EVENT}\s+(?:has\s+been|was|is|got|have\s+been)\s+(?P<x>cancell?ed|called\s+off|"
      rf"postponed(?:\s+indefinitely)?)$", "called off"),
@@ -478,14 +498,14 @@ def events(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
             attribute = EVENT_ATTRS[m["a"].lower()]
         event = key(re.sub(r"^(?:the|our|my|this)\s+", "", m["e"], flags=re.I))
         when = ruledates.future(m["x"], now)
-        if attribute in ("time", "when or where") and (when or _TIME.search(m["x"])):
+        if attribute in ("time", "when or where", "moved") and (when or _TIME.search(m["x"])):
             content = said(text, who) + date_en(when)
             return [make("fact", who.subject, f"plan: {event}", content, 0.88, 0.7,
                          "en:event-time")]  # fmt: skip
         if attribute == "called off":
             return [make("fact", who.subject, f"plan: {event}", said(text, who), 0.88, 0.7,
                          "en:event-off")]  # fmt: skip
-        attribute = "place" if attribute == "when or where" else attribute
+        attribute = "place" if attribute in ("when or where", "moved") else attribute
         return _add(who, f"event: {event}: {attribute}", text, 0.88, "en:event-attribute")
     if m := re.match(rf"^{_THE}{_EVENT}\s+{_IS}\s+(?P<x>.+)$", text, re.I):
         if when := ruledates.future(m["x"], now):  # "the team offsite is next Friday"

@@ -617,7 +617,8 @@ class _En:
         r"\b(?:every\s+(?:single\s+|other\s+|second\s+|few\s+)?(?:day|morning|evening|night|week|"
         r"weekend|month|year|(?:mon|tues|wednes|thurs|fri|satur|sun)day)s?"
         r"(?:\s+(?:morning|evening|night|afternoon))?|every\s+\w+\s+(?:days|weeks|months)|"
-        r"on\s+(?:weekends|weekdays|(?:mon|tues|wednes|thurs|fri|satur|sun)days)|"
+        r"on\s+(?:weekends|weekdays|(?:mon|tues|wednes|thurs|fri|satur|sun)days)"
+        r"(?:(?:,\s*|\s+and\s+|\s+or\s+)(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days|weekends))*|"
         r"(?:once|twice|\w+\s+times)\s+a\s+(?:day|week|month|year)|daily|weekly|"
         r"most\s+(?:days|mornings|evenings|nights)|each\s+(?:day|morning|evening|week))\b",
         re.I,
