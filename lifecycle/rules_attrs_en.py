@@ -553,11 +553,38 @@ def distance(text: str, who: Ctx) -> list[RuleCandidate]:
     return _add(who, f"place: {at}: distance to {key(m['to'])}", text, 0.88, "en:distance")
 
 
+# The person's things said with "I": "I drive a Tesla Model 3", "I've had my bike for six
+# years", "I ride a Brompton". The thing is keyed as "my X" would be.
+_I_DRIVE = re.compile(
+    r"^I\s+(?:now\s+|currently\s+)?(?:drive|ride)\s+(?:a|an)\s+"
+    r"(?P<x>(?:\d{4}\s+)?(?-i:[A-Z])[\w' .-]{1,30}?)"
+    r"(?:\s+(?:to\s+work|these\s+days|now))?\.?$",
+    re.I,
+)
+_I_HAD = re.compile(
+    rf"^I(?:'ve| have)\s+(?P<v>had|owned|used)\s+(?:my|this|that)\s+"
+    rf"(?P<i>(?:[\w-]+\s+)?(?:{_alt(ITEMS)}))"
+    r"\s+for\s+(?P<x>(?:about\s+|almost\s+|over\s+)?(?:\w+|\d+)\s+(?:years?|months?))\.?$",
+    re.I,
+)
+
+
+def own_things(text: str, who: Ctx) -> list[RuleCandidate]:
+    if m := _I_DRIVE.match(text):
+        thing = "bike" if re.search(r"\bride\b", text, re.I) else "car"
+        return _add(who, f"item: {thing}", text, 0.85, "en:item-drive")
+    if m := _I_HAD.match(text):
+        content = f"{who.en} has {m['v'].lower()} their {m['i']} for {m['x']}"
+        return [make("fact", who.subject, f"item: {key(m['i'])}: owned for", content, 0.85, 0.6,
+                     "en:item-age")]  # fmt: skip
+    return []
+
+
 def english(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     """Candidates for one English clause (hedges already removed), or []."""
     if found := people(text, who, now):  # "my boss turns 50 next month": a date to resolve
         return found
-    for step in (items, places, distance, lately):
+    for step in (items, own_things, places, distance, lately):
         if found := step(text, who):
             return found
     return events(text, who, now)

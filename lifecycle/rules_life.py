@@ -400,6 +400,23 @@ class _En:
 
     def work(self):
         t, who = self.text, self.who.en
+        # What they did before (not what they do now): "I used to work at Google", "I was a
+        # teacher for ten years", "I worked as a nurse before the kids".
+        if m := re.fullmatch(
+            rf"I\s+(?:used\s+to\s+work|worked|once\s+worked)\s+(?:at|for)\s+"
+            rf"(?P<o>(?-i:[A-Z])[^,;]*?){_EN_BACK}\.?|"
+            r"I\s+(?:used\s+to\s+be|was|used\s+to\s+work\s+as|worked\s+as)\s+(?:a|an)\s+"
+            rf"(?P<j>[\w' -]{{2,30}}?)(?:{_EN_WHEN_BACK}|\s+before\s+.+)?\.?",
+            t,
+            re.I,
+        ):
+            said = f"{who} {t[2:].strip().rstrip('.')}".replace(" my ", " their ")
+            if m["o"] and (org := _en_clean(m["o"])):
+                self.add("fact", "past employer", said, 0.88, "en:past-employer", 0.6)
+                return
+            if m["j"] and _job(job := _en_clean(m["j"])):
+                self.add("fact", "past occupation", said, 0.88, "en:past-occupation", 0.6)
+                return
         if m := re.search(
             r"\bI\s+(?:don't|do not|no longer)\s+work\s+(?:at|for)\s+(?P<x>.+)$|"
             r"\bI\s+(?:just\s+|also\s+)?(?:quit|left|lost)\s+(?:my\s+job\s+(?:at|with)\s+)(?P<j>.+)$|"
@@ -499,6 +516,29 @@ class _En:
                 thing = "smoking" if verb.lower() == "smoke" else "alcohol"
                 said = f"{who} does not {'smoke' if thing == 'smoking' else 'drink alcohol'}"
                 self.add("preference", f"preference: {thing}", said, 0.9, "en:diet")
+            return
+        # "I take the train to work", "I cycle to the office": how they get there.
+        if m := re.fullmatch(
+            r"I\s+(?:usually\s+|always\s+|normally\s+|mostly\s+)?(?:take\s+the\s+(?:train|bus|subway|"
+            r"tube|metro|ferry|tram)|bike|cycle|walk|drive|ride\s+my\s+bike)\s+to\s+"
+            r"(?P<w>work|school|the\s+office|uni|college|class)\.?",
+            t,
+            re.I,
+        ):
+            content = f"{who} {third(t[1:].strip().rstrip('.'))}"
+            self.add("preference", "habit: commute", content, 0.85, "en:commute", 0.6)
+            return
+        # When they sleep and get up: "I go to bed around 11", "I get up at 6:30".
+        if m := re.fullmatch(
+            r"I\s+(?:usually\s+|always\s+|normally\s+|tend\s+to\s+)?(?P<v>go\s+to\s+bed|go\s+to\s+sleep|"
+            r"wake\s+up|get\s+up)\s+(?:at|around|by|before|after)\s+(?:about\s+)?(?P<x>\d{1,2}(?::\d{2})?"
+            r"(?:\s*(?:am|pm|a\.m\.|p\.m\.))?|midnight)(?:\s+(?:every\s+\w+|on\s+weekdays|at\s+night))?\.?",
+            t,
+            re.I,
+        ):
+            what = "bedtime" if "bed" in m["v"] or "sleep" in m["v"] else "wake-up time"
+            content = f"{who} {third(t[1:].strip().rstrip('.'))}"
+            self.add("preference", f"habit: {what}", content, 0.85, "en:sleep", 0.6)
             return
         # How they get to work: "I commute to work by train", "I usually cycle to the office".
         if m := re.fullmatch(
@@ -816,6 +856,9 @@ _ZH_CLOCK = re.compile(
     r"(?:早上|晚上|中午|下午|凌晨)?[零一二两三四五六七八九十\d]{1,3}点(?:半|钟)?"
     r"(?P<v>起床|睡觉|上班|下班|吃饭|吃早饭|吃午饭|吃晚饭|午睡|到家|出门)"
 )
+# How long or when, after a past job: "for ten years", "back in 2015".
+_EN_WHEN_BACK = r"\s+for\s+(?:\w+|\d+)\s+years?|\s+(?:back\s+)?in\s+(?:college|\d{4})"
+_EN_BACK = rf"(?:{_EN_WHEN_BACK})?"
 _ZH_BEFORE = (
     r"以前|之前|过去|曾经|原来|早年|年轻时|年轻的时候|退休前|毕业后|刚毕业的时候|刚毕业时|"
     r"大学的时候|大学时|读书的时候|上学的时候|读研的时候|读研时"
