@@ -335,6 +335,10 @@ _PERSON_SAID = (
     (r"是(?P<x>(?:白羊|金牛|双子|巨蟹|狮子|处女|天秤|天蝎|射手|摩羯|水瓶|双鱼)座)的?",
      "zodiac sign", 0.88),
     (r"是做(?P<x>.{1,10}?)的", "occupation", 0.88),
+    # "我的表舅是开出租车的", "我姑父是卖水果的": a trade said by what they do
+    (r"是(?P<x>(?:开|跑|卖|修|送|搞|干|教)[^，。的]{1,8}?)的", "occupation", 0.85),
+    # "我的新邻居是一对年轻夫妻": who they are, for the person to review
+    (r"是(?P<x>一(?:对|家)[^，。]{2,12})", "who", 0.75),
     (r"(?:特别|很|最|非常|超)?(?:喜欢|爱)(?P<x>.{1,12})", "likes", 0.85),
     # Where a pet came from: "我家的猫是从救助站领养的".
     (r"是从(?P<x>[^，。]{2,12}?)(?:领养|收养|抱|买|捡|接)(?:回来|来)?的", "adopted from", 0.88),
@@ -642,7 +646,7 @@ def _item(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
         return "bought", 0.88  # "是去年十月提的": when it was got, not a brand
     if re.fullmatch(rf"(?:{_LOOKS})的?", value):
         return "features", 0.8  # "是透明的", "是磨砂的": how it looks, not who made it
-    if re.search(r"送(?:的|给)?$|送我|礼物", value):
+    if re.search(r"送(?:的|给)?$|送我|礼物|(?:留|传)给我的?$", value):
         return "gift", 0.88
     if re.search(r"(?:织|做|画|缝|绣|亲手.{0,2})的?$", value):
         return "made by", 0.85
@@ -879,11 +883,17 @@ _HOURS = re.compile(
 
 
 _DAY_PARTS = r"早上|上午|中午|下午|晚上|白天|夜里"
+# "只开到下午两点", "营业到晚上十点": open until a time.
+_OPEN_UNTIL = re.compile(
+    r"^(?P<s>[^，。]{2,20}?)(?:每天|平时|工作日|周末)?(?:一般|通常|都)?(?:只|就)?(?:开|营业|开门|开放)"
+    r"(?:到|至)(?P<t>(?:第二天)?(?:早上|上午|中午|下午|傍晚|晚上|凌晨|半夜)?"
+    r"[零一二两三四五六七八九十\d]{1,3}(?:点|[:：]\d\d)(?:半)?)(?:左右|钟)?$"
+)
 
 
 def hours(text: str, who: Ctx) -> list[RuleCandidate]:
     """ "我们家附近的菜市场早上六点开门": when the person's place opens or closes."""
-    m = _HOURS.match(text)
+    m = _OPEN_UNTIL.match(text) or _HOURS.match(text)
     timed = r"\d|[零一二两三四五六七八九十]点|周|日|末|假|小时|全天|通宵|无休|" + _DAY_PARTS
     if m is None or not re.search(timed, m["t"] or ""):
         return []

@@ -88,7 +88,11 @@ ZH_FAMILY = {
     "继父": "stepfather", "继母": "stepmother", "后妈": "stepmother", "后爸": "stepfather",
     "养父": "adoptive father", "养母": "adoptive mother", "干妈": "godmother",
     "干爹": "godfather", "干儿子": "godson", "干女儿": "goddaughter", "那口子": "spouse",
-    "另一半": "spouse",
+    "另一半": "spouse", "表舅": "uncle (表舅)", "表叔": "uncle (表叔)", "表姨": "aunt (表姨)",
+    "表姑": "aunt (表姑)", "堂叔": "uncle (堂叔)", "曾祖父": "great-grandfather",
+    "曾祖母": "great-grandmother", "太爷爷": "great-grandfather", "太奶奶": "great-grandmother",
+    "孙媳妇": "granddaughter-in-law", "儿媳": "daughter-in-law", "儿媳妇": "daughter-in-law",
+    "女婿": "son-in-law", "妯娌": "sister-in-law", "连襟": "brother-in-law",
 }  # fmt: skip
 # Relatives said by their rank: "小姨", "二叔", "大舅妈", "三姐". Keyed with the word ("aunt
 # (小姨)") so two aunts are two people. Not "大叔" (any man), "小哥" / "小姐" (strangers).
