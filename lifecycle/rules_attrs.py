@@ -408,7 +408,9 @@ def _person_said(rest: str, group: str) -> tuple[str | None, str, float] | None:
             if not zh_job(value) or _NOT_A_JOB.search(value):
                 continue
             attribute = "occupation"
-        if attribute == "occupation" and (_STATE.match(value) or _NOT_A_JOB.search(value)):
+        if attribute in ("occupation", "past occupation") and (
+            _STATE.match(value) or _NOT_A_JOB.search(value)
+        ):
             continue  # "我的上司是个好人", "我老公是个很细心的人": what they are like
         if attribute == "{a}":
             attribute = PEOPLE_ATTRS[m["a"]]
@@ -970,6 +972,8 @@ def _bought(text: str) -> tuple[Subject, str] | None:
     m = _BOUGHT.match(text)
     if m is None or not (m["t"] or m["at"]) or re.search(r"什么|哪|谁", text):
         return None  # "我买了一个手机" with neither place nor time says little
+    if re.search(rf"{_RELATION}|们|[他她]", m["t"]):
+        return None  # "我朋友上周在宜家买了一个书架": the friend's, not the person's
     sub = subject("我的" + m["x"])
     return (sub, m["x"]) if sub and sub.kind == "item" and not sub.attr else None
 
