@@ -408,8 +408,10 @@ def _person_said(rest: str, group: str) -> tuple[str | None, str, float] | None:
             if not zh_job(value) or _NOT_A_JOB.search(value):
                 continue
             attribute = "occupation"
-        if attribute in ("occupation", "past occupation") and (
-            _STATE.match(value) or _NOT_A_JOB.search(value)
+        if attribute == "occupation" and (_STATE.match(value) or _NOT_A_JOB.search(value)):
+            continue  # "我的上司是个好人", "我老公是个很细心的人": what they are like
+        if attribute == "past occupation" and (
+            _STATE.match(value) or _NOT_A_JOB.search(value) and not zh_job(value)
         ):
             continue  # "我的上司是个好人", "我老公是个很细心的人": what they are like
         if attribute == "{a}":
