@@ -79,13 +79,38 @@ def is_chinese(text: str) -> bool:
     return cjk > 0 and cjk * 3 >= len(re.sub(r"\s", "", text))
 
 
+_PAIRS = {"“": "”", "‘": "’", "「": "」", "『": "』", "(": ")", "（": "）", '"': '"', "'": "'"}
+
+
+def _unwrapped(body: str) -> str:
+    """The clause without quotes or brackets around it; a quoted name inside keeps both of
+    its quotes ('我参加的读书会叫"周末共读"' stays whole, '"我叫李雷"' loses them)."""
+    body = body.strip().strip("*-_ ")
+    while len(body) > 1:
+        first, last = body[0], body[-1]
+        closer = _PAIRS.get(first)
+        openers = [o for o, c in _PAIRS.items() if c == last]
+        if closer and last == closer and (first != last or body.count(first) == 2):
+            body = body[1:-1]  # wrapped whole
+        elif closer and closer not in body[1:]:
+            body = body[1:]  # an opening mark left over from the split
+        elif openers and not any(o in body[:-1] for o in openers):
+            body = body[:-1]  # a closing mark left over
+        elif openers and first != last and last in "\"'" and body.count(last) % 2:
+            body = body[:-1]
+        else:
+            break
+        body = body.strip().strip("*-_ ")
+    return body
+
+
 def clauses(text: str) -> list[Clause]:
     """Split into clauses, remembering which ended with a question mark."""
     lang = "zh" if is_chinese(text) else "en"
     parts = (_ZH_SPLIT if lang == "zh" else _EN_SPLIT).split(text or "")
     out = []
     for body, sep in zip(parts[::2], [*parts[1::2], ""], strict=True):
-        body = body.strip().strip("\"'“”‘’「」『』()（）*-_ ")
+        body = _unwrapped(body)
         if body:
             out.append(Clause(body, "?" in sep or "？" in sep, "zh" if is_chinese(body) else "en"))
     return out

@@ -96,6 +96,8 @@ EVENT_ATTRS = {
     "起点": "start point", "终点": "finish point", "出发地点": "meeting point",
     "目的地": "destination",
     "出发时间": "meeting time", "比赛项目": "programme", "节目单": "programme", "菜单": "menu",
+    "参会人数": "scale", "参赛人数": "scale", "出席人数": "scale", "到场人数": "scale",
+    "项目": "programme", "活动项目": "programme", "筹款目标": "goal",
     "预算": "budget", "交通方式": "transport", "交通": "transport", "一等奖": "prize",
     "大奖": "prize", "特等奖": "prize", "参与部门": "participants", "参加部门": "participants",
     "举办城市": "place", "举办场地": "place", "报名人数": "scale", "参与人数": "scale",
@@ -142,7 +144,8 @@ EVENT_HEADS = (
     "闭幕式", "节", "赛", "春游", "秋游", "郊游", "开放日", "家长会", "野餐", "徒步", "研学",
     "宴", "酒席", "露营", "骑行", "自驾游", "夏令营", "冬令营", "培训营", "集训", "论坛", "集市",
     "市集",
-    "义卖", "颁奖礼", "成人礼", "拓展", "年夜饭", "寿宴", "乔迁宴", "谢师宴", "茶话会", "联谊",
+    "义卖", "颁奖礼", "成人礼", "拜访", "抽奖", "年会抽奖", "拓展", "年夜饭", "寿宴", "乔迁宴",
+    "谢师宴", "茶话会", "联谊",
     "话剧", "汇报", "述职", "例会", "周会", "晨会", "早会",
 )  # fmt: skip
 _RELATION = "|".join(sorted(map(re.escape, ZH_RELATIONS), key=len, reverse=True))
@@ -193,7 +196,7 @@ _PICK = re.compile(
 )
 _MODIFIER = re.compile(
     r"^(?:最|经常|常常|平时|一直|每天|每周|周末|新|刚|刚刚|最近|去年|今年|上个月|前几天|自己)*"
-    r"(?:常去|去|买|用|常用|喜欢|爱去|住|租|开|戴|穿|骑|背|收到|拍|订)$"
+    r"(?:常去|去|买|用|常用|喜欢|爱去|住|租|开|戴|穿|骑|背|收到|拍|订|参加|报名|报名参加|加入|参与)$"
 )
 _SURNAMES = (
     "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程"
@@ -559,6 +562,11 @@ def subject(text: str) -> Subject | None:
         if found := _thing(parts, mine, kind):
             return found
     word = parts[-1]
+    if not mine and len(parts) >= 2 and re.fullmatch(r"[\u4e00-\u9fff]{2,5}", word):
+        # "读书会的下一本书": an item word said of an event (no one owns it): its attribute
+        if _ends(word, ITEM_HEADS) and (found := _thing(parts[:-1], mine, "event")):
+            found.attr = word
+            return found
     known = len(parts) >= 2 and not _owned(word) and not _AUX.search(word)  # "年终晚宴将"
     if known and re.fullmatch(r"[\u4e00-\u9fff]{2,5}", word):
         for kind in ("event", "place", "item"):  # "读书会的下一本书": a word the tables do not know
@@ -608,7 +616,9 @@ _DURATION = re.compile(
     r"(?:大约|大概|约|一共|共)?[\d一二两三四五六七八九十半几]{1,3}(?:个)?(?:多|半|整)?"
     r"(?:小时|钟头|分钟|天|周|星期|个月|晚)(?:半)?(?:左右)?(?:时间)?"
 )
-_HOST = re.compile(r"(?P<x>.{1,12}?)(?P<v>主持|负责|组织|主办|承办|牵头|策划|带队|安排)")
+_HOST = re.compile(
+    r"(?P<x>.{1,12}?)(?P<v>主持|负责|组织|主办|承办|牵头|策划|带队|安排)(?:筹备|组织|策划|安排|举办)?"
+)
 _SCALE = re.compile(
     rf"(?:大约|大概|约|将近|近|超过)?(?P<x>(?:{_N}多?(?:个|位|名)?|上百|几十|几百)"
     r"(?:人|客户|嘉宾|来宾|宾客|同事|观众|学生|家长|选手|游客|员工|会员|代表|专家)"
@@ -742,6 +752,10 @@ def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
     if verb in ("包括", "包括了", "包含"):
         people = re.search(r"部|组|员工|同事|家属|客户|嘉宾|同学|老师|学生|人", value)
         return ("participants" if people else "agenda"), 0.85  # "参与人员包括市场部和技术部"
+    if verb in ("叫", "名叫", "叫做", "名字叫", "的名字叫"):
+        return "name", 0.88  # "我参加的读书会叫周末共读"
+    if verb == "是" and _ends(value, EVENT_HEADS) == _ends(sub.key, EVENT_HEADS) and len(value) > 3:
+        return "name", 0.85  # "我报名的马拉松是上海国际马拉松": which one it is
     if verb in ("邀请了", "请来了", "邀请") and _SCALE.fullmatch(value):
         return "scale", 0.88  # "答谢宴会邀请了五十位客户"
     if verb in ("邀请了", "请来了", "邀请") and re.search(r"嘉宾|演讲|分享|主讲|出席|参加", value):
@@ -770,14 +784,16 @@ _FEE = re.compile(
     r"(?<=[\u4e00-\u9fff])(?P<per>一个月|每个?月|一年|每年|一次|每次|一节课?|每节课?|一季度?|每季度?)?"
     r"(?P<w>会费|会员费|月卡|年卡|次卡|季卡|年费|月费|课时费|学费|停车费|门票|物业费|房租|租金|人均消费|人均|"
     r"保险费|保险|车险|保养费|油费|电费|话费|月租)"
-    r"(?P<n>(?:大约|大概|约|要|才|只要)?[\d一二两三四五六七八九十几])"
+    r"(?P<per2>每张|一张|每人|一人|每位|每个人)?(?P<n>(?:大约|大概|约|要|才|只要)?[\d一二两三四五六七八九十几])"
 )
 
 
 def things(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     said = text  # the person's words; the split reads "时长两个小时" as "时长为两个小时"
     text = _VERBLESS.sub("时长为", text)
-    text = _FEE.sub(lambda m: f"的{m['w']}为{m['per'] or ''}{m['n']}", text, count=1)
+    text = _FEE.sub(
+        lambda m: f"的{m['w']}为{m['per'] or ''}{m['per2'] or ''}{m['n']}", text, count=1
+    )
     m = _SPLIT.search(text)
     if m is None:
         return []
