@@ -628,6 +628,8 @@ def _one(clause: Clause, who: _Ctx, now: datetime, whole: str = "") -> list[Rule
     text, hedge = _unhedged(clause)
     if not text:
         return []
+    named = (rules_attrs if clause.lang == "zh" else rules_attrs_en).name_first(text)
+    text = named or text  # "张伟是我的大学室友", "Sarah is my boss": said name first
     found = (_zh if clause.lang == "zh" else _en)(text, who, now, whole)
     return [_hedged(c, hedge, clause.lang) for c in found] if hedge else found
 

@@ -342,6 +342,8 @@ _PERSON_SAID = (
     (r"是(?P<x>(?:开|跑|卖|修|送|搞|干|教)[^，。的]{1,8}?)的", "occupation", 0.85),
     # "我的新邻居是一对年轻夫妻": who they are, for the person to review
     (r"是(?P<x>一(?:对|家)[^，。]{2,12})", "who", 0.75),
+    # "我闺蜜的男朋友是她大学同学": how they know the one before them
+    (rf"是(?:她|他)的?(?P<x>(?:{_QUAL})?的?(?:{_PEOPLE_REL}))", "relation", 0.85),
     (r"(?:特别|很|最|非常|超)?(?:喜欢|爱)(?P<x>.{1,12})", "likes", 0.85),
     # Where a pet came from: "我家的猫是从救助站领养的".
     (r"是从(?P<x>[^，。]{2,12}?)(?:领养|收养|抱|买|捡|接)(?:回来|来)?的", "adopted from", 0.88),
@@ -1170,6 +1172,25 @@ def goes_on(before: str, clause: str, now: datetime) -> str | None:
     if not (sub := subject(head)) or sub.attr or verb and sub.kind != "event":
         return None
     return f"{head}的{clause}" if attr else head + clause
+
+
+# A name first, then who they are: "张伟是我的大学室友", "王姐是我们部门的主管", "小李是我的
+# 健身教练" read as "我的大学室友叫张伟" (the same key as when said that way).
+_NAME_FIRST = re.compile(
+    rf"^(?P<n>(?:[小老阿][\u4e00-\u9fff]|[{_SURNAMES}][\u4e00-\u9fff]{{1,2}}|[{_SURNAMES}](?:姐|哥|总|工|"
+    r"老师|医生|阿姨|叔叔|师傅|经理|主任|教练))|[A-Z][a-z]+)是(?P<who>我(?:们|家)?的?.{1,12})$"
+)
+
+
+def name_first(text: str) -> str | None:
+    """ "张伟是我的大学室友" -> "我的大学室友叫张伟", or None when what follows is no person."""
+    m = _NAME_FIRST.match(text)
+    if m is None:
+        return None
+    person = _CHAIN.match(m["who"] + "叫" + m["n"])
+    if person is None or person["rest"] != "叫" + m["n"]:
+        return None
+    return m["who"] + "叫" + m["n"]
 
 
 def chinese(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:

@@ -580,6 +580,24 @@ def own_things(text: str, who: Ctx) -> list[RuleCandidate]:
     return []
 
 
+# A name first, then who they are: "Sarah is my boss", "Dr. Kim is my dentist", "Luna is my
+# cat" read as "my boss is called Sarah" (the same key as when said that way).
+_NAME_FIRST = re.compile(
+    r"^(?P<n>(?:(?:Mr|Mrs|Ms|Miss|Dr|Prof|Uncle|Aunt|Auntie|Grandma|Grandpa)\.?\s+)?"
+    r"(?-i:[A-Z][a-z'’-]+)(?:\s+(?-i:[A-Z][a-z'’-]+))?)\s+is\s+(?P<my>my|our)\s+"
+    rf"(?P<r>(?:(?:{_alt(QUALIFIERS)})\s*)?(?:{_MOD})?(?:{_REL}|{_ROLE}))\.?$",
+    re.I,
+)
+
+
+def name_first(text: str) -> str | None:
+    """ "Sarah is my boss" -> "My boss is called Sarah", or None."""
+    m = _NAME_FIRST.match(text)
+    if m is None or m["n"].split()[0].lower() in ("this", "that", "he", "she", "it", "what"):
+        return None
+    return f"{m['my'].capitalize()} {m['r']} is called {m['n']}"
+
+
 def english(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     """Candidates for one English clause (hedges already removed), or []."""
     if found := people(text, who, now):  # "my boss turns 50 next month": a date to resolve
