@@ -76,6 +76,8 @@ class Clause:
 
 def is_chinese(text: str) -> bool:
     cjk = len(_CJK.findall(text))
+    if cjk and _CJK.match(text.strip()) and not re.search(r"\b[a-z]{2,}\s+[a-z]{2,}\b", text):
+        return True  # "我的MBTI是INFJ", "我的手机是iPhone 15 Pro": Chinese with names in Latin
     return cjk > 0 and cjk * 3 >= len(re.sub(r"\s", "", text))
 
 

@@ -1072,7 +1072,8 @@ def distance(text: str, who: Ctx) -> list[RuleCandidate]:
 # The person's own body and signs: "我身高一米七五", "我血型是O型", "我属龙", "我是双鱼座".
 _SELF_ATTRS = {"身高": "height", "体重": "weight", "血型": "blood type", "星座": "zodiac sign",
                "属相": "zodiac animal", "生肖": "zodiac animal", "鞋码": "shoe size",
-               "视力": "eyesight"}  # fmt: skip
+               "视力": "eyesight", "MBTI": "MBTI", "mbti": "MBTI", "人格类型": "MBTI",
+               "近视度数": "eyesight", "度数": "eyesight"}  # fmt: skip
 _SELF = re.compile(
     rf"^我的?(?P<a>{'|'.join(_SELF_ATTRS)})(?:是|有|为|大概|大约|差不多)*(?P<x>[^，。]{{1,12}})$"
     r"|^我属(?P<z>[鼠牛虎兔龙蛇马羊猴鸡狗猪])的?$"

@@ -127,7 +127,12 @@ ZH_PEOPLE = {
     "舍友": "roommate", "网友": "online friend", "搭子": "buddy", "搭档": "partner at work",
 }  # fmt: skip
 ZH_PETS = {"猫咪": "cat", "小猫": "cat", "猫": "cat", "小狗": "dog", "狗狗": "dog", "狗": "dog",
-           "兔子": "rabbit", "鹦鹉": "parrot", "仓鼠": "hamster"}  # fmt: skip
+           "兔子": "rabbit", "鹦鹉": "parrot", "仓鼠": "hamster", "乌龟": "turtle",
+           # a breed said instead of the animal: "我养了一只金毛，叫旺财"
+           "金毛": "dog", "柯基": "dog", "泰迪": "dog", "哈士奇": "dog", "边牧": "dog",
+           "拉布拉多": "dog", "柴犬": "dog", "比熊": "dog", "萨摩耶": "dog", "博美": "dog",
+           "橘猫": "cat", "布偶猫": "cat", "英短": "cat", "美短": "cat", "狸花猫": "cat",
+           "蓝猫": "cat", "暹罗猫": "cat"}  # fmt: skip
 _ZH_RELATIONS = ZH_RELATIONS = {**ZH_FAMILY, **ZH_PEOPLE, **ZH_PETS}
 _ZH_REL = "|".join(sorted(map(re.escape, _ZH_RELATIONS), key=len, reverse=True))
 ZH_WHO = _ZH_REL  # a clause ending with one of these may be followed by its name
@@ -889,8 +894,8 @@ class _Zh:
         self.found.append(make(kind, self.who.subject, predicate, content, conf, imp, pattern))
 
     def run(self) -> list[RuleCandidate]:
-        for step in (self.age, self.move, self.location, self.relations, self.work,
-                     self.food, self.habit, self.plan, self.event):  # fmt: skip
+        for step in (self.age, self.move, self.background, self.location, self.relations,
+                     self.work, self.food, self.habit, self.plan, self.event):  # fmt: skip
             step()
             if self.found:
                 break
@@ -1141,6 +1146,35 @@ class _Zh:
             self.add("fact", "past occupation", said, 0.88, "zh:past-occupation", 0.6)
         return bool(m["o"] or job)
 
+    def background(self) -> bool:
+        """Where they grew up, what they studied, when they married, what they can do:
+        "我小时候在外婆家长大", "我大学学的是金融", "我2018年结的婚", "我擅长做川菜"."""
+        t, said = self.text, zh_about(self.text, self.who)
+        if re.search(r"什么|哪|谁|吗|呢", t):
+            return False
+        rules = (
+            (r"我(?:从小|小时候|是)?在(?P<x>[^，。]{2,12}?)(?:出生(?:并|和)?)?长大的?", "hometown",
+             "zh:grew-up"),
+            (r"我(?:大学|本科|研究生|硕士|博士|读研|读博)?(?:的时候)?(?:学|读|念|选)的(?:专业)?是"
+             r"(?P<x>[^，。]{2,12}?)(?:专业)?", "major", "zh:major"),
+            (r"我(?P<x>[^，。]{2,10}?)(?:结的婚|结婚的|领的证|领证的)", "married", "zh:married"),
+            (r"我(?:很|特别|比较)?(?:擅长|精通|很会)(?P<x>[^，。]{1,12})", "skill", "zh:skill"),
+            (r"我会说(?P<x>[^，。]{1,12}?(?:语|话|种语言))", "languages", "zh:languages"),
+            (r"我(?:完全|一点都|根本)?不会(?P<x>开车|游泳|做饭|骑自行车|骑车|喝酒|滑雪|跳舞|唱歌|"
+             r"说[^，。]{1,4}?(?:语|话)|做菜|化妆|打字)", "skill", "zh:no-skill"),
+        )  # fmt: skip
+        for pattern, attribute, name in rules:
+            if (m := re.fullmatch(pattern, t)) and (value := _zh_clean(m["x"])):
+                if attribute == "married" and ruledates.past(value, self.now) is None:
+                    continue  # "我跟谁结的婚" has no time to keep
+                if attribute == "skill":
+                    attribute = f"skill: {zh_key(value)}"
+                when = ruledates.past(t, self.now) if attribute == "married" else None
+                self.add("fact", attribute, said + (_date_zh(when) if when else ""), 0.85, name,
+                         0.6)  # fmt: skip
+                return True
+        return False
+
     # -- food, diet, allergies ----------------------------------------------------------
 
     def food(self):
@@ -1170,7 +1204,9 @@ class _Zh:
         if m := re.fullmatch(
             r"我(?:一直|从小)?(?:有|患有|得了|也有)?(?:轻微的?|轻度的?|严重的?|一点|点|很严重的?)?"
             r"(?P<x>近视|远视|散光|晕车|晕船|晕机|恐高|高血压|糖尿病|哮喘|鼻炎|胃病|色盲|色弱|"
-            r"颈椎病|腰椎间盘突出|低血糖|贫血|痛风|偏头痛|幽闭恐惧症|密集恐惧症|社恐|失眠症|乳糖不耐)"
+            r"颈椎病|腰椎间盘突出|低血糖|贫血|痛风|偏头痛|幽闭恐惧症|密集恐惧症|社恐|失眠症|乳糖不耐|"
+            r"慢性胃炎|胃炎|高血脂|高血糖|甲亢|甲减|脂肪肝|心脏病|过敏性鼻炎|湿疹|荨麻疹|关节炎|"
+            r"抑郁症|焦虑症|肾结石|胆结石|乙肝|腰肌劳损|肩周炎|干眼症|飞蚊症|耳鸣|鼻窦炎|咽炎)"
             r"(?:很严重|比较严重|挺严重|有点严重|很厉害)?",
             t,
         ):
