@@ -207,8 +207,9 @@ class _En:
         self.found.append(make(kind, subject, predicate, content, conf, imp, pattern))
 
     def run(self) -> list[RuleCandidate]:
-        for step in (self.age, self.move, self.location, self.relations, self.work,
-                     self.school, self.food, self.habit, self.plan, self.event):  # fmt: skip
+        for step in (self.age, self.move, self.background, self.location, self.relations,
+                     self.work, self.school, self.food, self.habit, self.plan,
+                     self.event):  # fmt: skip
             step()
             if self.found:
                 break
@@ -401,9 +402,58 @@ class _En:
                 return
         if when := ruledates.future(rest, self.now):
             event = _en_clean(rest, [when])
+            if not event:
+                return  # "… for my wife on Saturday": nothing said of the wife herself
             content = f"{poss} {event}{_date_en(when)}"
             self.add("fact", f"plan: {key(base.split(': ', 1)[1])} {key(event)}", content, 0.85,
                      "en:event")  # fmt: skip
+
+    def background(self):
+        """What they studied, when they married, what they can do, what kind of sleeper they
+        are: "I studied chemistry at Purdue", "I got married in 2015", "I speak French and
+        German", "I can't swim", "I'm a night owl"."""
+        t, who = self.text.rstrip(". "), self.who.en
+        said = f"{who} {third(t[1:].strip())}".replace(" my ", " their ")
+        if m := re.fullmatch(
+            r"I\s+(?:studied|majored\s+in|did\s+(?:a\s+degree\s+in|my\s+degree\s+in))\s+"
+            r"(?P<x>[\w' -]{2,30}?)\s+at\s+(?P<s>(?-i:[A-Z])[^,;]{1,40})",
+            t,
+            re.I,
+        ):
+            self.add("fact", "major", f"{who} studied {m['x']}", 0.88, "en:major")
+            self.add("fact", "school", f"{who} studied at {m['s']}", 0.88, "en:school")
+            return
+        if m := re.fullmatch(
+            r"I\s+got\s+married\s+(?P<x>in\s+\d{4}|\w+\s+years?\s+ago|last\s+\w+)", t
+        ):
+            when = ruledates.past(m["x"], self.now)
+            self.add("fact", "married", f"{who} got married{_date_en(when)}", 0.85, "en:married")
+            return
+        if m := re.fullmatch(
+            r"I\s+(?:can\s+)?speak\s+(?P<x>(?-i:[A-Z])\w+(?:(?:,\s*|\s+and\s+)(?-i:[A-Z])\w+)*"
+            r"|(?:two|three|four|five)\s+languages)(?:\s+fluently)?",
+            t,
+            re.I,
+        ):
+            self.add("fact", "languages", said, 0.85, "en:languages")
+            return
+        if m := re.fullmatch(
+            r"I\s+(?:can't|cannot|can\s+not|don't\s+know\s+how\s+to)\s+(?P<x>swim|drive|cook|ride\s+a\s+bike|"
+            r"ski|skate|dance|sing)",
+            t,
+            re.I,
+        ):
+            skill = m["x"].lower()
+            self.add("fact", f"skill: {skill}", f"{who} cannot {skill}", 0.85, "en:no-skill")
+            return
+        if m := re.fullmatch(
+            r"I(?:'m|\s+am)\s+(?:a\s+|an\s+|definitely\s+a\s+|more\s+of\s+a\s+)(?P<x>night\s+owl|"
+            r"early\s+bird|morning\s+person|night\s+person|early\s+riser|light\s+sleeper|"
+            r"heavy\s+sleeper)",
+            t,
+            re.I,
+        ):
+            self.add("identity", f"trait: {m['x'].lower()}", said, 0.85, "en:trait")
 
     # -- work and school --------------------------------------------------------------
 
