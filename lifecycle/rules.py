@@ -403,7 +403,8 @@ def _zh_legacy(clause: str, who: _Ctx) -> list[RuleCandidate]:
     if (m := _ZH_MY.search(clause)) and not _ZH_MY_STOP.match(m["k"]) and not found:
         if re.search(r"[放停挂摆丢落忘掉留从]$", m["k"]):  # "我的自行车放在楼下": where it is now
             return found
-        if x := _zh_object(m["x"]):
+        if (x := _zh_object(m["x"])) and x != "我":
+            x = zh_about(x, who)  # "我的上司是我大学师兄": the person, not "我"
             k = m["k"].strip()
             key = _ZH_IDENTITY_KEYS.get(k, k)
             kind = "identity" if k in _ZH_IDENTITY_KEYS else "fact"

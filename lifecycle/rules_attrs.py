@@ -343,7 +343,9 @@ _PERSON_SAID = (
     # "我的新邻居是一对年轻夫妻": who they are, for the person to review
     (r"是(?P<x>一(?:对|家)[^，。]{2,12})", "who", 0.75),
     # "我闺蜜的男朋友是她大学同学": how they know the one before them
-    (rf"是(?:她|他)的?(?P<x>(?:{_QUAL})?的?(?:{_PEOPLE_REL}))", "relation", 0.85),
+    (rf"是(?:她|他|我)的?(?P<x>(?:{_QUAL})?的?(?:{_PEOPLE_REL}))", "relation", 0.85),
+    # "我的健身教练是退役的游泳运动员": what they were
+    (r"是(?:退役|退休|前)的?(?P<x>[^，。的]{2,10})", "past occupation", 0.85),
     (r"(?:特别|很|最|非常|超)?(?:喜欢|爱)(?P<x>.{1,12})", "likes", 0.85),
     # Where a pet came from: "我家的猫是从救助站领养的".
     (r"是从(?P<x>[^，。]{2,12}?)(?:领养|收养|抱|买|捡|接)(?:回来|来)?的", "adopted from", 0.88),
@@ -739,6 +741,8 @@ def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
                 "host"), 0.88  # fmt: skip
     if verb in _COMES and _SCALE.fullmatch(value):
         return "scale", 0.88
+    if verb in _COMES and re.fullmatch(rf"{_N}个?(?:环节|部分|阶段|节目|项目|议程|主题)", value):
+        return "agenda", 0.85  # "烹饪乐聚团建盛宴共有三个环节"
     if verb in _LASTS and _DURATION.fullmatch(value):
         return "duration", 0.88
     if verb == "需要" and re.match(
@@ -1170,8 +1174,10 @@ def goes_on(before: str, clause: str, now: datetime) -> str | None:
     head = before[: m.start()]
     if not subject(head) and _AUX.search(head):
         head = _AUX.sub("", head)
-    if not (sub := subject(head)) or sub.attr or verb and sub.kind != "event":
+    if not (sub := subject(head)) or sub.attr:
         return None
+    if verb and sub.kind != "event" and not (sub.kind == "item" and verb.group() == "花了"):
+        return None  # "我的自行车是在迪卡侬买的，花了一千二": the bike's price
     return f"{head}的{clause}" if attr else head + clause
 
 
