@@ -403,6 +403,8 @@ def _zh_legacy(clause: str, who: _Ctx) -> list[RuleCandidate]:
     if (m := _ZH_MY.search(clause)) and not _ZH_MY_STOP.match(m["k"]) and not found:
         if re.search(r"[放停挂摆丢落忘掉留从]$", m["k"]):  # "我的自行车放在楼下": where it is now
             return found
+        if re.search(r"[了说都也就还把被正]|然后", m["k"]):
+            return found  # "我的作业弄丢了然后还说是…", "我的家人都在等我": no attribute
         if (x := _zh_object(m["x"])) and x != "我":
             x = zh_about(x, who)  # "我的上司是我大学师兄": the person, not "我"
             k = m["k"].strip()
