@@ -74,7 +74,7 @@ PLACE_ATTRS = {
     "会员费": "fees", "年费": "fees", "月费": "fees", "学费": "fees", "停车费": "parking fee",
     "上班时间": "working hours", "下班时间": "working hours", "工作时间": "working hours",
     "校训": "motto", "门牌号": "address", "开放时间": "opening hours",
-    "会费": "fees", "月卡": "fees", "年卡": "fees", "次卡": "fees", "季卡": "fees",
+    "月租": "rent", "会费": "fees", "月卡": "fees", "年卡": "fees", "次卡": "fees", "季卡": "fees",
     "课时费": "fees", "门票": "fees", "人均消费": "price", "人均": "price",
 }  # fmt: skip
 EVENT_ATTRS = {
@@ -462,7 +462,7 @@ _PLACE_ROLE = (
     "房东|物业经理|保安|理发师|药剂师|班主任"
 )
 _PLACE_PERSON = re.compile(
-    rf"^(?P<s>[^，。]{{2,20}}?)的(?P<r>{_PLACE_ROLE})(?P<n>{_NICKNAME})?(?P<rest>[^，。]+)$"
+    rf"^(?P<s>[^，。]{{2,20}}?)的?(?P<r>{_PLACE_ROLE})(?P<n>{_NICKNAME})?(?P<rest>[^，。]+)$"
 )
 
 
@@ -572,6 +572,7 @@ def subject(text: str) -> Subject | None:
             found.attr = word
             return found
     known = len(parts) >= 2 and not _owned(word) and not _AUX.search(word)  # "年终晚宴将"
+    known = known and not re.search(r"[就都也还又]$", word)  # "会议室都是…": an adverb
     if known and re.fullmatch(r"[\u4e00-\u9fff]{2,5}", word):
         for kind in ("event", "place", "item"):  # "读书会的下一本书": a word the tables do not know
             if not _PASSING.match(word) and (found := _thing(parts[:-1], mine, kind)):
@@ -600,7 +601,10 @@ def _unknown_attr(parts: list[str], mine: bool) -> Subject | None:
             heads = EVENT_HEADS + ITEM_HEADS + PLACE_HEADS
             if _PASSING.match(word) or _AUX.search(word) or _ends(word, heads) or "了" in last[:at]:
                 continue  # "公司年会将": an event, not the company's "年会将"
-            if re.search(r"[每周点月号天年日]", word) or word[:1] in "店馆厅院场园站铺吧":
+            if (
+                re.search(r"[每周点月号天年日就都也还]", word)
+                or word[:1] in "店馆厅院场园站铺吧下上里外旁边前后"
+            ):
                 continue  # "书店每周三": the 书店 and a time, not the 书's "店每周三"
             if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", word):
                 found = _thing([*parts[:-1], last[: at + len(head)]], mine, kind)
@@ -660,11 +664,14 @@ def _item(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
     if verb not in ("是", "是在"):
         return None  # "我的手机在桌上": where it lies now, not worth keeping
     value = "在" + value if verb == "是在" else value
-    if re.search(r"(?:买|提|订|购|购买|入手|换|淘|办|到|收到|寄到|寄来)的?$|买回来|入手", value):
+    if re.search(
+        r"(?:买|提|订|购|购买|入手|换|淘|办|到|收到|寄到|寄来)的?$|买回来|入手|^在.{2,12}配的?$",
+        value,
+    ):
         return "bought", 0.88  # "是去年十月提的": when it was got, not a brand
     if re.fullmatch(rf"(?:{_LOOKS})的?", value):
         return "features", 0.8  # "是透明的", "是磨砂的": how it looks, not who made it
-    if re.search(r"送(?:的|给)?$|送我|礼物|(?:留|传)给我的?$", value):
+    if re.search(r"送(?:的|给)?$|送我|礼物|(?:留|传|买|做|织)给我的?$", value):
         return "gift", 0.88
     if re.search(r"(?:织|做|画|缝|绣|亲手.{0,2})的?$", value):
         return "made by", 0.85
@@ -844,7 +851,7 @@ def things(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
 _NEAR = re.compile(
     r"^我(?:们|家)?(?P<at>家|小区|公司|学校|单位|宿舍|办公室|住的地方|这边|那边)?"
     r"(?P<where>楼下|附近|对面|旁边|门口|隔壁|楼上|后面|前面|周边|里面?|边上)"
-    r"(?:新开了|开了|有)(?:一|两|几)?(?:家|个|座|所|间|条|片|处)"
+    r"(?:新开了|开了|有|就是|是)(?:一|两|几)?(?:家|个|座|所|间|条|片|处)?"
     r"(?:叫(?P<n>[^，。的]{2,12})的|(?P<h>[^，。]{1,8}?)[，,]?叫(?P<m>[^，。]{2,12})$)?"
     r"(?P<head>[^，。]{0,10})$"
 )
