@@ -268,6 +268,11 @@ _EN_STATE = re.compile(
     r"empty|full|missing|lost|gone|back|open|closed|over|out|away|finished)(?:\s+again)?$",
     re.I,
 )
+_EN_VIEW = re.compile(
+    r"^(?:really|very|so|super|pretty|quite|kind\s+of|a\s+bit|too|extremely|such\s+an?|"
+    r"in\s+trouble)\b",
+    re.I,
+)
 _EN_FAN = re.compile(
     r"\bi(?:'m| am)\s+(?:a\s+)?(?:big\s+|huge\s+|great\s+)?fan\s+of\s+(?P<x>.+)$|"
     r"\bi(?:'m| am|'ve always been| have always been)\s+(?:really\s+|so\s+|totally\s+)?"
@@ -562,7 +567,8 @@ def _en_legacy(clause: str, who: _Ctx) -> list[RuleCandidate]:
     if m and _EN_OTHER_SUBJECT.search(clause[: m.start()]):
         m = None  # "the park near my house is full of people": the park is, not the house
     if m and not found:
-        if (x := _en_object(m["x"])) and not _EN_STATE.match(x):  # "my laptop is broken"
+        view = _EN_VIEW.match(x := _en_object(m["x"]))  # "my boss is really nice": a view
+        if x and not _EN_STATE.match(x) and not view:  # "my laptop is broken"
             k = m["k"].strip().lower()
             kind = "identity" if k in _EN_IDENTITY_KEYS else "fact"
             found.append(

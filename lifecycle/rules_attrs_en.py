@@ -211,6 +211,14 @@ _PERSON_SAID = (
     (r"(?:is|'s)\s+(?P<x>vegetarian|vegan|pescatarian|gluten-free|lactose\s+intolerant)", "diet"),
     (r"(?:doesn't|does\s+not|never)\s+(?P<x>(?:eat|drink|smoke)\b.*)", "diet"),
     (r"drives\s+(?:a|an)\s+(?P<x>.+)", "car"),
+    (r"(?:just\s+|recently\s+)?started\s+(?:a\s+new\s+job\s+|working\s+)?at\s+(?P<x>(?-i:[A-Z]).+)",
+     "employer"),
+    (r"speaks\s+(?P<x>(?-i:[A-Z])\w+(?:(?:,\s*|\s+and\s+)(?-i:[A-Z])\w+)*)(?:\s+fluently)?",
+     "languages"),
+    (r"(?:was|were)\s+born\s+(?P<x>last\s+\w+|yesterday|\w+\s+(?:days|weeks|months)\s+ago)",
+     "birthday"),
+    (r"(?:is|'s)\s+(?:based\s+)?in\s+(?P<x>(?-i:[A-Z]).+)", "location"),
+    (r"are\s+both\s+(?P<x>(?:retired\s+)?[\w-]+s)", "occupation"),
     (r"(?:has\s+)?(?:worked|been\s+working|taught)\s+(?:at|for|in)\s+(?P<x>.+?\s+for\s+"
      r"(?:\w+|\d+)\s+years?)", "years in work"),
     (r"(?:now\s+)?(?:runs|owns|opened|has\s+opened|started|manages)\s+(?:a|an|his\s+own|her\s+own|"

@@ -46,6 +46,9 @@ EN_FAMILY = {
     "adoptive father": "adoptive father", "adoptive mother": "adoptive mother",
     "stepbrother": "stepbrother", "stepsister": "stepsister", "half-brother": "half-brother",
     "half-sister": "half-sister", "grandson": "grandson", "granddaughter": "granddaughter",
+    "stepdad": "stepfather", "stepmom": "stepmother", "stepmum": "stepmother",
+    "in-laws": "parents-in-law", "grandparents": "grandparents", "son-in-law": "son-in-law",
+    "daughter-in-law": "daughter-in-law",
 }  # fmt: skip
 EN_PEOPLE = {
     "boss": "boss", "manager": "manager", "colleague": "colleague", "coworker": "colleague",
@@ -56,7 +59,7 @@ EN_PEOPLE = {
     "teacher": "teacher", "mentor": "mentor", "therapist": "therapist", "landlord": "landlord",
     "classmate": "classmate", "schoolmate": "schoolmate", "teammate": "teammate",
     "neighbours": "neighbors", "neighbors": "neighbors", "roommates": "roommates",
-    "flatmates": "roommates",
+    "flatmates": "roommates", "landlady": "landlord",
 }  # fmt: skip
 EN_PETS = {"cat": "cat", "dog": "dog", "kitten": "cat", "puppy": "dog", "rabbit": "rabbit",
            "parrot": "parrot", "hamster": "hamster", "horse": "horse",
