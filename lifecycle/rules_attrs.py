@@ -775,6 +775,8 @@ def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
         return ("participants" if people else "agenda"), 0.85  # "参与人员包括市场部和技术部"
     if verb in ("叫", "名叫", "叫做", "名字叫", "的名字叫"):
         return "name", 0.88  # "我参加的读书会叫周末共读"
+    if verb in ("是", "为") and (_CLOCK.match(value) or _WHEN_IN.match(value)):
+        return "time", 0.88  # "烹饪乐聚团建盛宴是下下周六", "家长开放日是下周三全天"
     if verb == "是" and _ends(value, EVENT_HEADS) == _ends(sub.key, EVENT_HEADS) and len(value) > 3:
         return "name", 0.85  # "我报名的马拉松是上海国际马拉松": which one it is
     if verb in ("邀请了", "请来了", "邀请") and _SCALE.fullmatch(value):
@@ -809,8 +811,21 @@ _FEE = re.compile(
 )
 
 
+# An event and its time, then the verb: "烹饪乐聚团建盛宴下下周六晚上七点开始".
+_STARTS = re.compile(
+    r"^(?P<s>[^，。]{2,20}?)(?:将|会|将会|预计)?(?:于|在)?(?P<t>(?:下下|下|这|本|明|后|今)[^，。]{1,14}?|"
+    r"[\d一二三四五六七八九十]{1,2}月[^，。]{1,12}?)(?:准时|正式)?(?:开始|举行|举办|召开|进行|开幕|开席|开)$"
+)
+_DEADLINE = re.compile(r"(?<=[\u4e00-\u9fff])的?(?P<w>报名)?截止(?:到|于|至|日期是|时间是)")
+
+
 def things(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     said = text  # the person's words; the split reads "时长两个小时" as "时长为两个小时"
+    if (m := _STARTS.match(text)) and (sub := subject(m["s"])) and sub.kind == "event":
+        if not sub.attr and (when := ruledates.future(m["t"], now)) is not None:
+            return [make("fact", who.subject, f"plan: {zh_about(sub.key, who)}",
+                         _said(said, who) + date_zh(when), 0.88, 0.7, "zh:event-time")]  # fmt: skip
+    text = _DEADLINE.sub(lambda m: f"的{m['w'] or ''}截止时间是", text, count=1)
     text = _VERBLESS.sub("时长为", text)
     text = _FEE.sub(
         lambda m: f"的{m['w']}为{m['per'] or ''}{m['per2'] or ''}{m['n']}", text, count=1
