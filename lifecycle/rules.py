@@ -633,6 +633,19 @@ def _hedged(c: RuleCandidate, word: str, lang: str) -> RuleCandidate:
     return replace(c, confidence=round(confidence, 2), hedged=True, content=c.content + note)
 
 
+_ZH_BOTH = re.compile(rf"我(?:和|跟|与)我的?(?P<r>{rules_life.ZH_WHO})都(?P<rest>[^，。]{{2,20}})")
+
+
+def _both(clause: Clause, who: _Ctx, now: datetime, whole: str) -> list[RuleCandidate] | None:
+    """ "我和我上司都是河北人": said of the person and of the other one alike."""
+    m = _ZH_BOTH.fullmatch(_unhedged(clause)[0]) if clause.lang == "zh" else None
+    if m is None or _skip(clause):
+        return None
+    mine = Clause("我" + m["rest"], clause.question, "zh")
+    theirs = Clause(f"我的{m['r']}{m['rest']}", clause.question, "zh")
+    return _one(mine, who, now, whole) + _one(theirs, who, now, whole)
+
+
 def _one(clause: Clause, who: _Ctx, now: datetime, whole: str = "") -> list[RuleCandidate]:
     if _skip(clause):
         return []
@@ -749,6 +762,7 @@ def extract(text: str, name: str = "", now: datetime | None = None) -> list[Rule
             found += _explicit(inner)
         else:
             one = _changed(clause, who, now, text)
+            one = _both(clause, who, now, text) if one is None else one
             one = _one(clause, who, now, text) if one is None else one
             found += _explicit(one) if carry else one
         carry = False
