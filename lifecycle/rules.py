@@ -270,7 +270,7 @@ _EN_STATE = re.compile(
 )
 _EN_VIEW = re.compile(
     r"^(?:really|very|so|super|pretty|quite|kind\s+of|a\s+bit|too|extremely|such\s+an?|"
-    r"in\s+trouble)\b",
+    r"in\s+trouble|at\s+(?:school|home|work)|asleep|awake|sick|ill|home)\b",
     re.I,
 )
 _EN_FAN = re.compile(

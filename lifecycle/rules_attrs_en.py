@@ -191,6 +191,7 @@ _PERSON_SAID = (
     (r"(?:is|'s)\s+(?:now\s+)?(?:working|employed)\s+(?:at|for|by)\s+(?P<x>.+)", "employer"),
     (r"graduated\s+from\s+(?P<x>.+)", "school"),
     (r"(?:turns|turned|will\s+turn|is\s+turning|just\s+turned)\s+(?P<x>\d{1,3})\b.*", "age"),
+    (r"are\s+(?P<x>\d{1,2}(?:,\s*\d{1,2})*\s+and\s+\d{1,2})(?:\s+years\s+old)?", "age"),
     (r"(?:just\s+|recently\s+|has\s+)?(?:moved|relocated)\s+to\s+(?P<x>(?-i:[A-Z]).+)", "location"),
     (r"(?:was|were)\s+born\s+(?:in|on)\s+(?P<x>(?:\d{4}|(?:January|February|March|April|May|June|"
      r"July|August|September|October|November|December)\b).*)", "birthday"),

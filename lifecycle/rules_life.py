@@ -48,7 +48,7 @@ EN_FAMILY = {
     "half-sister": "half-sister", "grandson": "grandson", "granddaughter": "granddaughter",
     "stepdad": "stepfather", "stepmom": "stepmother", "stepmum": "stepmother",
     "in-laws": "parents-in-law", "grandparents": "grandparents", "son-in-law": "son-in-law",
-    "daughter-in-law": "daughter-in-law",
+    "daughter-in-law": "daughter-in-law", "kids": "children", "children": "children",
 }  # fmt: skip
 EN_PEOPLE = {
     "boss": "boss", "manager": "manager", "colleague": "colleague", "coworker": "colleague",
@@ -62,6 +62,10 @@ EN_PEOPLE = {
     "flatmates": "roommates", "landlady": "landlord",
 }  # fmt: skip
 EN_PETS = {"cat": "cat", "dog": "dog", "kitten": "cat", "puppy": "dog", "rabbit": "rabbit",
+           # a breed said instead of the animal: "we have a golden retriever named Max"
+           "retriever": "dog", "labrador": "dog", "lab": "dog", "corgi": "dog", "poodle": "dog",
+           "beagle": "dog", "husky": "dog", "terrier": "dog", "dachshund": "dog",
+           "spaniel": "dog", "shepherd": "dog", "bulldog": "dog", "tabby": "cat",
            "parrot": "parrot", "hamster": "hamster", "horse": "horse",
            "turtle": "turtle"}  # fmt: skip
 _EN_RELATIONS = EN_RELATIONS = {**EN_FAMILY, **EN_PEOPLE, **EN_PETS}
@@ -316,8 +320,9 @@ class _En:
             self.add("fact", predicate, f"{who.en} {verb} {m['n']}", 0.9, "en:married")
             return
         if m := re.search(
-            rf"\b(?:I|we)\s+(?:just\s+|recently\s+)?(?:adopted|got|rescued)\s+(?:a|an)\s+"
-            rf"(?P<r>{'|'.join(EN_PETS)})\b.*?(?:called|named|(?:her|his|its) name is)\s+"
+            r"\b(?:I|we)\s+(?:just\s+|recently\s+)?(?:adopted|got|rescued|have|own)\s+(?:a|an)\s+"
+            rf"(?:[\w-]+\s+)?(?P<r>{'|'.join(EN_PETS)})\b.*?"
+            r"(?:called|named|(?:her|his|its) name is)\s+"
             rf"(?P<n>{_NAME})",
             t,
             re.I,
