@@ -121,7 +121,8 @@ ITEM_HEADS = (
     "茶几", "鱼缸", "花瓶", "婚戒", "手柄", "主机", "阅读器", "房车", "SUV", "电动自行车",
     "手机壳", "钥匙", "马克杯", "茶杯", "画", "相册", "笔记本电脑", "护肤品", "化妆品",
     "洗发水", "沐浴露", "牙膏", "面霜", "洗面奶", "防晒霜", "宽带", "健身卡", "会员卡", "银行卡",
-    "信用卡", "公交卡", "饭卡", "校园卡", "医保卡", "社保卡", "年卡",
+    "信用卡", "公交卡", "饭卡", "校园卡", "医保卡", "社保卡", "年卡", "婚纱", "礼服", "西装",
+    "旗袍", "手串", "首饰", "耳钉", "手镯", "镯子", "吊坠", "胸针", "领带", "腰带", "皮带",
 )  # fmt: skip
 PLACE_HEADS = (
     "健身房", "咖啡店", "咖啡馆", "餐厅", "饭店", "饭馆", "面馆", "酒吧", "超市", "商场",
@@ -673,14 +674,18 @@ def _item(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
         return "price", 0.88
     if verb == "叫":
         return "name", 0.88
+    if verb == "有" and re.search(r"(?:功能|模式|接口)$", value):
+        return "features", 0.85  # "我的扫地机器人有自动集尘功能"
     if verb not in ("是", "是在"):
         return None  # "我的手机在桌上": where it lies now, not worth keeping
     value = "在" + value if verb == "是在" else value
     if re.search(
-        r"(?:买|提|订|购|购买|入手|换|淘|办|到|收到|寄到|寄来)的?$|买回来|入手|^在.{2,12}配的?$",
+        r"(?:买|提|订|购|购买|入手|换|淘|办|到|收到|寄到|寄来)的?$|买回来|入手|^在.{2,12}(?:配|定做|定制|订做)的?$",
         value,
     ):
         return "bought", 0.88  # "是去年十月提的": when it was got, not a brand
+    if re.fullmatch(rf"{_N}(?:寸|英寸|码|号)(?:半)?的?", value):
+        return "size", 0.8  # "我家的电视是七十五寸的": a figure, for the person to confirm
     if re.fullmatch(rf"(?:{_LOOKS})的?", value):
         return "features", 0.8  # "是透明的", "是磨砂的": how it looks, not who made it
     if re.search(r"送(?:的|给)?$|送我|礼物|(?:留|传|买|做|织)给我的?$", value):
