@@ -1241,7 +1241,8 @@ class _Zh:
         if m := re.fullmatch(
             r"我(?:平时|一般|每次)?(?P<v>喝|吃)(?P<x>[\u4e00-\u9fff]{1,4}?)(?:的时候)?"
             r"(?P<a>从来|从|一般|都|总是|习惯|通常|只|一定|必须)*(?P<how>(?:不|只|要|会|得)?"
-            r"(?:加|放|配|蘸)(?!了).{1,6}|(?:不|只|要)?(?:喝|吃)(?:热|冰|温|常温|凉)的)",
+            r"(?:加|放|配|蘸)(?!了).{1,6}|(?:不|只|要)?(?:喝|吃)(?:热|冰|温|常温|凉)的|"
+            r"只(?:喝|吃)(?!了)[\u4e00-\u9fffA-Za-z]{1,6})",
             t,
         ):
             thing = _zh_clean(m["x"])
@@ -1269,6 +1270,19 @@ class _Zh:
             t,
         ):
             self.add("fact", f"health: {m['x']}", zh_about(t, self.who), 0.85, "zh:health", 0.8)
+            return
+        # "我今年体检查出了脂肪肝", "我去年确诊了糖尿病": a condition found, with when.
+        if m := re.fullmatch(
+            r"我(?P<t>[^，。]{0,8}?)(?:体检)?(?:查出|检查出|确诊|诊断出|被诊断出)了?(?:有|患有|得了)?"
+            r"(?P<x>[\u4e00-\u9fff]{2,8})",
+            t,
+        ):
+            when = ruledates.past(m["t"], self.now) if m["t"] else None
+            self.add("fact", f"health: {m['x']}", zh_about(t, self.who) + (_date_zh(when) if when
+                     else ""), 0.85, "zh:health-found", 0.8)  # fmt: skip
+            return
+        if m := re.fullmatch(r"我(?:已经|现在)?怀孕(?:快|已经)?(?P<x>[^，。]{1,6}?)了?", t):
+            self.add("fact", "pregnancy", zh_about(t, self.who), 0.88, "zh:pregnant", 0.8)
             return
         # "我每天通勤要一个半小时": how long the way to work takes.
         if m := re.fullmatch(
@@ -1308,12 +1322,15 @@ class _Zh:
             self.add("preference", "diet", f"{who}不再吃素", 0.9, "zh:diet")
             return
         if m := re.fullmatch(
-            r"我(?:现在|已经|也)?(?P<x>吃素|吃全素|吃斋|是素食主义者|是素食者)了?", t
+            r"我(?:现在|已经|也)?(?P<x>吃素|吃全素|吃斋|是素食主义者|是素食者)"
+            r"(?:已经|都)?(?:有)?(?:[\d一二两三四五六七八九十几]{1,3}年(?:多)?)?了?",
+            t,
         ):
             self.add("preference", "diet", f"{who}{m['x']}", 0.9, "zh:diet")
             return
         if m := re.fullmatch(
-            r"我对(?P<x>.{1,10}?)过敏|我(?P<y>[\u4e00-\u9fff]{1,6}?)过敏|我(?P<z>乳糖|麸质|酒精)不耐受",
+            r"我对(?P<x>.{1,10}?)(?:有点|有些|轻微|轻度|严重|很|特别)?过敏|"
+            r"我(?P<y>[\u4e00-\u9fff]{1,6}?)过敏|我(?P<z>乳糖|麸质|酒精)不耐受",
             t,
         ):
             thing = _zh_clean(m["x"] or m["y"] or m["z"])
@@ -1425,7 +1442,7 @@ class _Zh:
         what = t[plan.end() :] if plan else t
         what = _zh_clean(what.replace(when.text, "") if when else what)
         what = re.sub(r"^(?:我们|我)", "", what)
-        if not what or (plan is None and not re.search(r"[去回飞到见开做参加结婚出差考]", what)):
+        if not what or (plan is None and not re.search(r"[去回飞到见开做参加结婚出差考约]", what)):
             return
         content = zh_about(t, self.who) + _date_zh(when)
         self.add("fact", f"plan: {what}", content, 0.85, "zh:plan")
@@ -1441,7 +1458,7 @@ class _Zh:
         m = re.search(
             r"我(?:们)?(?P<t>.{0,6}?)(?:刚刚|刚|也|还|终于)?(?P<v>去了|见了|买了|看了|参加了|完成了|"
             r"做了|学了|拿到了|开始了|换了|丢了|找到了|认识了|回了|到了|生了|领养了|报名了|考了|"
-            r"通过了|获得了|发布了|搬了|离开了|结束了|吃了|玩了|爬了|跑了)(?P<x>.+)$",
+            r"通过了|获得了|发布了|搬了|离开了|结束了|吃了|玩了|爬了|跑了|做完了?|动了)(?P<x>.+)$",
             t,
         )
         if when is None and m and m["v"] in ("吃了", "玩了", "看了", "跑了", "爬了"):
