@@ -48,6 +48,7 @@ _ZH_REPORTED = re.compile(
     rf"^(?:我(?:的|家)?)?(?:{rules_life.ZH_WHO}|[姐哥弟妹]|他们?|她们?|别人|大家|人家|朋友们)"
     r"(?:也|还|都|就|又|总)?(?:跟我|和我|对我)?(?:说(?!话)|讲(?!话)|告诉我|听说|觉得|认为)"
 )
+_ZH_HEARSAY = re.compile(r"^(?:我)?(?:听说|据说|听人说|听别人说|传说|网上说|新闻上说)")
 _EN_QUESTION = re.compile(
     r"^(do|does|did|can|could|would|will|should|is|are|was|were|what|why|how|when|where|who)\b",
     re.I,
@@ -125,7 +126,7 @@ def _skip(clause: Clause) -> bool:
         return True
     if clause.lang == "zh":
         return bool(_ZH_CONDITIONAL.match(text) or re.search(r"(吗|呢)$", text)
-                    or _ZH_REPORTED.match(text))  # fmt: skip
+                    or _ZH_REPORTED.match(text) or _ZH_HEARSAY.match(text))  # fmt: skip
     return bool(_EN_QUESTION.match(text) or _EN_CONDITIONAL.match(text))
 
 
