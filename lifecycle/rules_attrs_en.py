@@ -75,6 +75,7 @@ PLACES = (
     "company", "department", "campus", "dorm", "factory", "warehouse", "shop", "convenience store",
     "laundromat", "bakery", "restaurant", "market", "daycare", "university", "college",
     "place", "spot", "joint", "food court", "food truck", "deli", "bistro", "tea house",
+    "apartment", "flat", "condo",
 )  # fmt: skip
 EVENTS = (
     "dinner", "lunch", "party", "meeting", "review", "offsite", "off-site", "conference",
@@ -387,6 +388,11 @@ _PLACE_SAID = (
         "{a}",
     ),
     (rf"^{_OURS}\s+{_IS}\s+(?P<x>(?:{_WHERE})\b.+|right\s+(?:{_WHERE})\b.+)$", ""),
+    # what it has or offers: "our office has a rooftop terrace", "the gym I go to has a sauna"
+    (
+        rf"^{_OURS}\s+(?:has|have|offers|serves|sells)\s+(?P<x>(?!(?:no|nothing)\b).{{3,}})$",
+        "features",
+    ),
     (
         rf"^{_OURS}\s+(?:opens|closes|is\s+open|is\s+closed)\s+(?P<x>(?:at|on|from|until|till|"
         rf"every|daily|24)\b.+)$",
@@ -421,6 +427,13 @@ _PROVIDER_PLACE = re.compile(
 )
 
 
+_PASSING_EN = re.compile(
+    r"\b(?:today|tonight|now|right\s+now|this\s+(?:morning|week|weekend)|a\s+lot\s+of\s+people|"
+    r"so\s+many|crowded|no\s+\w+\s+left)\b",
+    re.I,
+)
+
+
 def places(text: str, who: Ctx) -> list[RuleCandidate]:
     if (m := _PROVIDER_PLACE.match(text)) and not _TIME.search(m["x"]):
         return _add(who, f"place: {key(m['p'] or m['q'])}", text, 0.88, "en:place-provider")
@@ -440,6 +453,12 @@ def places(text: str, who: Ctx) -> list[RuleCandidate]:
         # A time after a place is an event's ("the gym is on Monday"), unless it is its hours.
         timed = attribute != "opening hours" and _TIME.search(m["x"]) if m else False
         vague = m and m["p"].lower() in ("place", "spot", "joint") and not m["pm"]
+        if (
+            m
+            and attribute == "features"
+            and (not (m["q"] or re.match(r"(?:my|our)\b", text, re.I)) or _PASSING_EN.search(text))
+        ):
+            continue  # "the park has a lot of people today": how it is now, and no one's
         if vague or m and m["pm"] and not (m["q"] or re.match(r"(?:my|our)\b", text, re.I)):
             continue  # "the new yoga studio is on Elm St": "yoga" only with the person's own
         if m and not timed:
@@ -482,6 +501,15 @@ _EVENT_SAID = (
     (rf"^{_THE}{_EVENT}\s+{_IS}\s+(?:being\s+)?(?:hosted|run|organi[sz]ed|led|chaired)\s+by\s+"
      rf"(?P<x>.+)$", "host"),
     (rf"^{_THE}{_EVENT}\s+{_IS}\s+(?:held\s+)?(?P<x>(?:at|in|on)\s+.+)$", "when or where"),
+    # "the potluck starts at 6 pm on Saturday": its time
+    (rf"^{_THE}{_EVENT}\s+(?:starts|begins|kicks\s+off|will\s+start|will\s+begin|is\s+starting)\s+"
+     rf"(?P<x>(?:at|on|in|next|this|tomorrow|tonight)\b.+)$", "time"),
+    # "registration for the marathon closes on Friday"
+    (rf"^(?:the\s+)?(?:registration|sign-?ups?|enrol(?:l)?ment)\s+(?:for|to)\s+{_THE}{_EVENT}\s+"
+     rf"(?:closes|ends|is\s+due|is\s+open\s+until)\s+(?P<x>.+)$", "deadline"),
+    # "the wedding is black tie"
+    (rf"^{_THE}{_EVENT}\s+{_IS}\s+(?P<x>black[\s-]tie|white[\s-]tie|smart[\s-]casual|business[\s-]casual|"
+     rf"semi-formal|formal|cocktail\s+attire|fancy\s+dress|costume(?:\s+only)?)$", "dress code"),
     # "the conference dress code is business casual": the attribute word without 's
     (rf"^{_THE}{_EVENT}\s+(?P<a>{_alt(EVENT_ATTRS)})\s+{_IS}\s+(?P<x>.+)$", "{a}"),
     # moved to a new time: the plan's key, so the new time supersedes the old one
