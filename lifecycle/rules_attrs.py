@@ -1017,6 +1017,8 @@ def had_for(text: str, who: Ctx) -> list[RuleCandidate]:
     m = _HAD_FOR.match(text)
     if m is None or not (sub := subject(m["s"])) or sub.kind != "item" or sub.attr:
         return []
+    if re.match(r"我(?:开|骑|戴|穿|用|养)", m["s"]):
+        return []  # "我开车开了十年": how long they have driven, not how old a car is
     predicate = f"item: {zh_about(sub.key, who)}: owned for"
     return [make("fact", who.subject, predicate, _said(text, who), 0.85, 0.5, "zh:item-age")]
 
@@ -1049,6 +1051,36 @@ def bought(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     content = _said(text, who) + (date_zh(when) if when else "")
     predicate = f"item: {zh_about(sub.key, who)}: bought"
     return [make("fact", who.subject, predicate, content, 0.85, 0.5, "zh:item-bought")]
+
+
+# The person's part in an event: "我是这次年会的主持人", "我负责公司的年会策划".
+_HOST_ROLES = {"主持人": "host", "负责人": "host", "组织者": "organiser", "策划": "organiser",
+               "策划人": "organiser", "司仪": "host"}  # fmt: skip
+_MY_ROLE = re.compile(
+    r"^我(?:是|担任|当|做)(?P<e>[^，。]{2,16}?)的(?P<r>主持人|负责人|组织者|策划人?|嘉宾|评委|志愿者|"
+    r"领队|讲师|主讲人|伴郎|伴娘|司仪|摄影师|裁判)$|^我负责(?P<e2>[^，。]{2,16}?)的?(?:策划|组织|筹备)$"
+)
+# An event the person signed up for: "我报名了下个月的半程马拉松".
+_SIGNED_UP = re.compile(r"^我(?:已经)?(?:报名了|报名参加了|报了名的是|报了)(?P<e>[^，。]{2,20})$")
+
+
+def my_role(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
+    if m := _MY_ROLE.match(text):
+        sub = subject(m["e"] or m["e2"])
+        if sub is None or sub.kind != "event" or sub.attr:
+            return []
+        role = _HOST_ROLES.get(m["r"] or "负责人", "role")
+        return [make("fact", who.subject, f"event: {zh_about(sub.key, who)}: {role}",
+                     _said(text, who), 0.88, 0.7, "zh:event-my-role")]  # fmt: skip
+    if m := _SIGNED_UP.match(text):
+        sub = subject(m["e"])
+        if sub is None or sub.kind != "event" or sub.attr or re.search(r"什么|哪", text):
+            return []
+        when = ruledates.future(m["e"], now)
+        content = _said(text, who) + date_zh(when)
+        return [make("fact", who.subject, f"plan: {zh_about(sub.key, who)}", content, 0.88, 0.7,
+                     "zh:event-signed-up")]  # fmt: skip
+    return []
 
 
 # An event that comes back: "亲子读书会每个月第一个周六举行".
@@ -1247,6 +1279,6 @@ def chinese(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
         if found := step(text, who):
             return found
     if found := (runs(text, who, now) or expires(text, who, now) or own_event(text, who, now)
-                 or bought(text, who, now)):  # fmt: skip
+                 or bought(text, who, now) or my_role(text, who, now)):  # fmt: skip
         return found
     return things(text, who, now)

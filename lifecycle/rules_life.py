@@ -1218,15 +1218,22 @@ class _Zh:
             (r"我(?P<x>[^，。]{2,10}?)(?:结的婚|结婚的|领的证|领证的)", "married", "zh:married"),
             (r"我(?:很|特别|比较)?(?:擅长|精通|很会)(?P<x>[^，。]{1,12})", "skill", "zh:skill"),
             (r"我会说(?P<x>[^，。]{1,12}?(?:语|话|种语言))", "languages", "zh:languages"),
+            # how long: "我在这家公司工作了三年", "我工作八年了", "我结婚十年了"
+            (rf"我(?:已经)?(?:在[^，。]{{1,10}}?)?(?:工作|上班|干|入职)(?:了|有)?(?P<x>{_ZH_N}多?个?(?:年|月)"
+             r"(?:多|半)?)了?", "years in work", "zh:years-in-work"),
+            (rf"我(?:已经)?结婚(?:了|有)?(?P<x>{_ZH_N}多?年(?:多|半)?)了?", "married",
+             "zh:married-for"),
+            (rf"我学(?P<s>[^，。]{{1,6}}?)(?:已经)?学了(?P<x>{_ZH_N}多?年(?:多|半)?)了?", "skill",
+             "zh:skill-years"),
             (r"我(?:完全|一点都|根本)?不会(?P<x>开车|游泳|做饭|骑自行车|骑车|喝酒|滑雪|跳舞|唱歌|"
              r"说[^，。]{1,4}?(?:语|话)|做菜|化妆|打字)", "skill", "zh:no-skill"),
         )  # fmt: skip
         for pattern, attribute, name in rules:
             if (m := re.fullmatch(pattern, t)) and (value := _zh_clean(m["x"])):
-                if attribute == "married" and ruledates.past(value, self.now) is None:
+                if name == "zh:married" and ruledates.past(value, self.now) is None:
                     continue  # "我跟谁结的婚" has no time to keep
                 if attribute == "skill":
-                    attribute = f"skill: {zh_key(value)}"
+                    attribute = f"skill: {zh_key(m.groupdict().get('s') or value)}"
                 when = ruledates.past(t, self.now) if attribute == "married" else None
                 self.add("fact", attribute, said + (_date_zh(when) if when else ""), 0.85, name,
                          0.6)  # fmt: skip
