@@ -456,7 +456,7 @@ class _En:
             return
         if m := re.fullmatch(
             r"I(?:'m|\s+am)\s+(?:a\s+|an\s+|definitely\s+a\s+|more\s+of\s+a\s+)(?P<x>night\s+owl|"
-            r"early\s+bird|morning\s+person|night\s+person|early\s+riser|light\s+sleeper|"
+            r"early\s+bird|early\s+riser|light\s+sleeper|"
             r"heavy\s+sleeper)",
             t,
             re.I,
