@@ -114,7 +114,8 @@ ITEM_HEADS = (
     "桌子", "椅子", "台灯", "书架", "行李箱", "雨伞", "杯子", "保温杯", "水杯", "游戏机",
     "打印机", "吸尘器", "咖啡机", "微波炉", "烤箱", "空气净化器", "无人机", "滑板", "手办",
     "娃娃", "玩具", "书", "表", "iPad", "Kindle", "Switch", "跑步机", "空气炸锅", "电饭煲",
-    "锅", "扫地机", "投影仪", "路由器", "净水器", "热水器", "电动牙刷", "吹风机", "茶具",
+    "锅", "扫地机", "洗碗机", "烘干机",
+    "投影仪", "路由器", "净水器", "热水器", "电动牙刷", "吹风机", "茶具",
     "手环", "钥匙扣", "挂件", "摆件", "平衡车", "电子书", "音响", "充电宝", "U盘", "硬盘",
     "钢笔", "电子琴", "小提琴", "尤克里里", "帐篷", "鱼竿", "球拍", "滑雪板", "冲锋衣", "羽绒服",
     "手套", "墨镜", "香水", "口红", "床垫", "枕头", "窗帘", "地毯", "餐桌", "衣柜", "书桌",
@@ -238,7 +239,7 @@ def _ends(word: str, heads) -> str:
 _PETS = "|".join(k for k, v in ZH_RELATIONS.items() if group_of(v) == "pet")
 # The person's organisations before a role: "我们科室的主任", "我们实验室的负责人".
 _ORGS = (
-    "小区|公司|单位|学校|部门|班|村|楼|医院|科室|团队|项目组|课题组|实验室|社区|学院|系|年级|"
+    "小区|公司|单位|学校|部门|班|村|楼|医院|科室|团队|项目组|课题组|小组|组|实验室|社区|学院|系|年级|"
     "工作室|律所|事务所|门诊|诊所|店|工厂|车间|研究所|幼儿园"
 )
 _LINK = rf"(?:{_QREL}|{_ROLE}|{_RELATION})(?:{_NICKNAME})?"
@@ -292,7 +293,7 @@ _PERSON_SAID = (
      "personality", 0.85),
     (rf"是(?:一)?(?:个|位)(?:很|特别|非常|比较|挺|超级?|十分)?(?P<x>{_TRAITS})的人",
      "personality", 0.85),  # "我的上司是个很幽默的人"
-    (rf"(?:今年|现在|已经|快)?(?P<x>{_N}(?:岁|个月)(?:半|多)?)(?:大)?了?", "age", 0.88),
+    (rf"(?:今年|现在|已经|快)?(?P<x>{_N}多?(?:岁|个月)(?:半|多)?)(?:大)?了?", "age", 0.88),
     (r"(?:今年|已经|都)(?P<x>[二三四五六七八九]?十[一二三四五六七八九]?|[1-9]\d)多?了", "age",
      0.88),  # "我奶奶今年八十五了"
     (r"是从(?P<x>[^，。]{2,12}?)(?:跳槽|调|转)过来的", "past employer", 0.88),
@@ -588,7 +589,8 @@ def subject(text: str) -> Subject | None:
     known = known and not re.search(r"[就都也还又]$", word)  # "会议室都是…": an adverb
     if known and re.fullmatch(r"[\u4e00-\u9fff]{2,5}", word):
         for kind in ("event", "place", "item"):  # "读书会的下一本书": a word the tables do not know
-            if not _PASSING.match(word) and (found := _thing(parts[:-1], mine, kind)):
+            found = None if _PASSING.match(word) else _thing(parts[:-1], mine, kind)
+            if found and found.key != "家":  # "我家的洗碗机" is a thing at home, not an attribute
                 found.attr = word
                 return found
     return _unknown_attr(parts, mine)
@@ -1200,7 +1202,7 @@ _PERSON_GOES_ON = re.compile(
     # round 6: what they did before, studied, teach, like, cannot eat
     r"(?:以前|之前|年轻时|年轻的时候|退休前)(?:是|在|当过|做过)|(?:大学)?(?:学|读)的(?:专业)?是|"
     r"教(?:语文|数学|英语|物理|化学|生物|历史|地理|政治|音乐|美术|体育|钢琴|舞蹈)$|"
-    r"(?:特别|很|最|非常)?(?:喜欢|爱)|对[^，。]{1,8}过敏)"
+    r"(?:特别|很|最|非常)?(?:喜欢|爱)|对[^，。]{1,8}过敏|是[^，。]{2,12}毕业的$)"
 )
 
 

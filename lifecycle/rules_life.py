@@ -126,6 +126,7 @@ ZH_PEOPLE = {
     "老师": "teacher", "班主任": "head teacher", "班主任老师": "head teacher",
     "同学": "classmate", "发小": "childhood friend",
     "合伙人": "business partner", "客户": "client", "下属": "report", "房东": "landlord",
+    "新人": "new colleague", "实习生": "intern", "同组同事": "colleague",
     "师傅": "mentor", "教练": "coach", "牙医": "dentist", "医生": "doctor", "组长": "team lead",
     "上级": "boss", "同桌": "deskmate", "校友": "alumnus", "队友": "teammate",
     "战友": "comrade", "学长": "senior schoolmate", "学姐": "senior schoolmate",
@@ -1166,10 +1167,15 @@ class _Zh:
                 self.add("identity", "occupation", f"{who}是{job}", 0.9, "zh:occupation", 0.8)
                 return
         if m := re.search(
-            r"(?:换工作|跳槽)了?[，,]\s*(?:现在)?(?:在|去了)(?P<x>[^，。]{1,10})", self.whole
+            r"(?:换工作|跳槽|换了(?:一份)?新?工作|找到了新工作)了?[，,]\s*(?:现在)?(?:在|去了)"
+            r"(?P<x>[^，。]{1,10})",
+            self.whole,
         ):
             if t.startswith(("现在在", "现在去了", "在", "去了")) and (org := _zh_clean(m["x"])):
+                org, _, job = re.sub(r"(?:做|当|担任|干)", "|", org, count=1).partition("|")
                 self.add("fact", "employer", f"{who}在{org}工作", 0.9, "zh:employer", 0.8)
+                if job and _zh_job(job):  # "现在在美团做运营"
+                    self.add("identity", "occupation", f"{who}是{job}", 0.9, "zh:occupation", 0.8)
 
     def past_work(self) -> bool:
         """What the person did before and where they studied, said with a time: "我以前在
