@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from lifecycle import ruledates, rules_attrs, rules_attrs_en, rules_life
-from lifecycle.rulebase import DAY, PERMANENT, RuleCandidate, zh_about  # noqa: F401  (re-exported)
+from lifecycle.rulebase import DAY, PERMANENT, RuleCandidate, third, zh_about  # noqa: F401
 from lifecycle.rulebase import Ctx as _Ctx
 from lifecycle.rulebase import make as _c
 
@@ -638,14 +638,29 @@ def _hedged(c: RuleCandidate, word: str, lang: str) -> RuleCandidate:
 _ZH_BOTH = re.compile(rf"我(?:和|跟|与)我的?(?P<r>{rules_life.ZH_WHO})都(?P<rest>[^，。]{{2,20}})")
 
 
+_EN_BOTH = re.compile(
+    rf"(?P<my>my|our)\s+(?P<r>{rules_life.EN_REL_ALT})\s+and\s+I\s+(?P<are>are\s+)?(?:both\s+)?"
+    r"(?P<rest>[^,;]{3,60}?)\.?",
+    re.I,
+)
+
+
 def _both(clause: Clause, who: _Ctx, now: datetime, whole: str) -> list[RuleCandidate] | None:
-    """ "我和我上司都是河北人": said of the person and of the other one alike."""
-    m = _ZH_BOTH.fullmatch(_unhedged(clause)[0]) if clause.lang == "zh" else None
-    if m is None or _skip(clause):
+    """ "我和我上司都是河北人", "My wife and I are both from Texas": said of the person and of
+    the other one alike, read as two statements."""
+    text = _unhedged(clause)[0]
+    if _skip(clause):
         return None
-    mine = Clause("我" + m["rest"], clause.question, "zh")
-    theirs = Clause(f"我的{m['r']}{m['rest']}", clause.question, "zh")
-    return _one(mine, who, now, whole) + _one(theirs, who, now, whole)
+    if clause.lang == "zh" and (m := _ZH_BOTH.fullmatch(text)):
+        mine, theirs = "我" + m["rest"], f"我的{m['r']}{m['rest']}"
+    elif clause.lang == "en" and (m := _EN_BOTH.fullmatch(text)):
+        mine = f"I am {m['rest']}" if m["are"] else f"I {m['rest']}"
+        theirs = f"My {m['r']} is {m['rest']}" if m["are"] else f"My {m['r']} {third(m['rest'])}"
+    else:
+        return None
+    return _one(Clause(mine, clause.question, clause.lang), who, now, whole) + _one(
+        Clause(theirs, clause.question, clause.lang), who, now, whole
+    )
 
 
 def _one(clause: Clause, who: _Ctx, now: datetime, whole: str = "") -> list[RuleCandidate]:

@@ -140,7 +140,10 @@ def said(text: str, who: Ctx) -> str:
     to" -> "the gym the user goes to", "my" -> "the user's" (then "their")."""
     person = who.en if who.en != "The user" else "the user"
     poss = who.en_poss if who.en != "The user" else "the user's"
-    if m := re.search(r"\bI(?:'m| am)\s+|\bI\s+", text):
+    if m := re.search(r"\bI(?:'ve|’ve| have)\s+(?=been|had|worked|lived|owned|used)", text):
+        rest = re.sub(r"\bmy\b|\bour\b", "their", text[m.end() :], flags=re.I)
+        text = f"{text[: m.start()]}{person} has {rest}"  # "I've been learning …"
+    elif m := re.search(r"\bI(?:'m| am)\s+|\bI\s+", text):
         rest = text[m.end() :]
         if m[0].strip() != "I":
             rest = "is " + re.sub(r"\bmy\b|\bour\b", "their", rest, flags=re.I)

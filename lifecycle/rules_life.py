@@ -70,6 +70,7 @@ EN_PETS = {"cat": "cat", "dog": "dog", "kitten": "cat", "puppy": "dog", "rabbit"
            "turtle": "turtle"}  # fmt: skip
 _EN_RELATIONS = EN_RELATIONS = {**EN_FAMILY, **EN_PEOPLE, **EN_PETS}
 _EN_REL = "|".join(sorted(map(re.escape, _EN_RELATIONS), key=len, reverse=True))
+EN_REL_ALT = _EN_REL  # the relation words as one alternation, for lifecycle.rules
 _EN_MOD = r"(?:(?P<mod>older|younger|little|big|eldest|oldest|youngest|twin|step|new)\s+)?"
 _NAME = r"(?-i:[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,2})"  # capitalised, even under re.I
 _NUMBER_WORDS = r"\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
