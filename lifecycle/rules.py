@@ -271,7 +271,7 @@ _EN_STATE = re.compile(
 )
 _EN_VIEW = re.compile(
     r"^(?:really|very|so|super|pretty|quite|kind\s+of|a\s+bit|too|extremely|such\s+an?|"
-    r"in\s+trouble|at\s+(?:school|home|work)|asleep|awake|sick|ill|home|a\s+(?:mess|disaster|"
+    r"learning|in\s+trouble|at\s+(?:school|home|work)|asleep|awake|sick|ill|home|out|away|a\s+(?:mess|disaster|"
     r"nightmare|pain))\b",
     re.I,
 )

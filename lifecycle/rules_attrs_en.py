@@ -224,6 +224,13 @@ _PERSON_SAID = (
      "birthday"),
     (r"(?:is|'s)\s+(?:based\s+)?in\s+(?P<x>(?-i:[A-Z]).+)", "location"),
     (r"are\s+both\s+(?P<x>(?:retired\s+)?[\w-]+s)", "occupation"),
+    (r"(?:is|'s)\s+(?:now\s+)?learning\s+(?:to\s+|how\s+to\s+)?"
+     r"(?!a\s+lot|so\s+much|fast|quickly|quick|new\s+things|a\s+bit|slowly)(?P<x>[\w' -]{2,30})",
+     "learning"),
+    (r"(?:just\s+|recently\s+)?started\s+(?P<x>kindergarten|preschool|daycare|nursery|school|"
+     r"(?:first|second|third)\s+grade|college|university|high\s+school|middle\s+school)", "grade"),
+    (r"(?:had|has\s+had)\s+(?P<x>(?:a\s+|an\s+)?[\w-]+\s+(?:surgery|operation|replacement))\b.*",
+     "health"),
     (r"(?:has\s+)?(?:worked|been\s+working|taught)\s+(?:at|for|in)\s+(?P<x>.+?\s+for\s+"
      r"(?:\w+|\d+)\s+years?)", "years in work"),
     (r"(?:now\s+)?(?:runs|owns|opened|has\s+opened|started|manages)\s+(?:a|an|his\s+own|her\s+own|"
