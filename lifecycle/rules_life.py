@@ -1225,6 +1225,9 @@ class _Zh:
             (r"我(?P<x>[^，。]{2,10}?)(?:结的婚|结婚的|领的证|领证的)", "married", "zh:married"),
             (r"我(?:很|特别|比较)?(?:擅长|精通|很会)(?P<x>[^，。]{1,12})", "skill", "zh:skill"),
             (r"我会说(?P<x>[^，。]{1,12}?(?:语|话|种语言))", "languages", "zh:languages"),
+            # a loan: "我的房贷还有十年还完", "我每个月房贷要还八千"
+            (r"我(?:的|家的?|每个?月|每月)?(?P<s>房贷|车贷|助学贷款|贷款)(?:每个?月)?(?:还有|还剩|要还|需要还|"
+             r"是|有|一共)(?P<x>[^，。]{1,12})", "loan", "zh:loan"),
             # how long: "我在这家公司工作了三年", "我工作八年了", "我结婚十年了"
             (rf"我(?:已经)?(?:在[^，。]{{1,10}}?)?(?:工作|上班|干|入职)(?:了|有)?(?P<x>{_ZH_N}多?个?(?:年|月)"
              r"(?:多|半)?)了?", "years in work", "zh:years-in-work"),
@@ -1241,6 +1244,8 @@ class _Zh:
                     continue  # "我跟谁结的婚" has no time to keep
                 if attribute == "skill":
                     attribute = f"skill: {zh_key(m.groupdict().get('s') or value)}"
+                if attribute == "loan":
+                    attribute = f"loan: {m['s']}"
                 when = ruledates.past(t, self.now) if attribute == "married" else None
                 self.add("fact", attribute, said + (_date_zh(when) if when else ""), 0.85, name,
                          0.6)  # fmt: skip
