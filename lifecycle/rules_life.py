@@ -424,6 +424,14 @@ class _En:
         German", "I can't swim", "I'm a night owl"."""
         t, who = self.text.rstrip(". "), self.who.en
         said = f"{who} {third(t[1:].strip())}".replace(" my ", " their ")
+        if re.fullmatch(
+            r"I\s+live\s+(?:right\s+)?(?:near|close\s+to|next\s+to|by|around\s+the\s+corner\s+from)\s+"
+            r"(?:the\s+)?(?-i:[A-Z])[^,;]{1,40}",
+            t,
+            re.I,
+        ):  # near a landmark: where home is, not the city (no "location" to supersede)
+            self.add("fact", "place: home: near", said, 0.85, "en:home-near")
+            return
         if m := re.fullmatch(
             r"I\s+(?:studied|majored\s+in|did\s+(?:a\s+degree\s+in|my\s+degree\s+in))\s+"
             r"(?P<x>[\w' -]{2,30}?)\s+at\s+(?P<s>(?-i:[A-Z])[^,;]{1,40})",
