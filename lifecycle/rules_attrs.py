@@ -102,7 +102,9 @@ EVENT_ATTRS = {
     "大奖": "prize", "特等奖": "prize", "参与部门": "participants", "参加部门": "participants",
     "举办城市": "place", "举办场地": "place", "报名人数": "scale", "参与人数": "scale",
     "人均费用": "cost", "人均": "cost", "餐标": "cost", "参与人员": "participants",
-    "参会人员": "participants", "出席人员": "participants", "目的": "purpose", "住宿": "lodging",
+    "参会人员": "participants", "出席人员": "participants", "演出嘉宾": "participants",
+    "表演嘉宾": "participants", "特邀嘉宾": "participants", "嘉宾阵容": "participants",
+    "目的": "purpose", "住宿": "lodging",
     "住宿地点": "lodging", "酒店": "lodging", "餐饮": "catering", "赞助商": "sponsor",
 }  # fmt: skip
 # Heads: what the last noun of a subject says it is (matched at the end of that part).
@@ -220,7 +222,7 @@ _VERBS = (
     "为期", "改到了", "改到", "改在", "改成了", "改成", "推迟到了", "推迟到", "延期到了", "延期到",
     "提前到了", "提前到", "挪到了", "挪到", "预计有", "将有", "会有", "会来", "将迎来", "安排在",
     "一共来了", "来了", "邀请了", "请来了", "邀请", "已经超过", "超过了", "已经达到了",
-    "已经达到", "达到了", "包括了", "包括", "包含",
+    "已经达到", "达到了", "包括了", "包括", "包含", "适合",
     "是", "为", "叫", "姓", "在", "有", "花了", "由", "需要",
 )  # fmt: skip
 _SPLIT = re.compile("|".join(map(re.escape, _VERBS)))
@@ -781,6 +783,8 @@ def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
         r"在[^，。]{2,10}?(?:之前|前|以前)(?:报名|提交|确认|交)[^，。]{0,6}", value
     ):
         return "deadline", 0.88  # "年会的节目需要在下周三前报名"
+    if verb == "适合" and re.search(r"岁|孩子|儿童|家庭|成人|老人|新手|初学者|人群|员工", value):
+        return "participants", 0.85  # "亲子阅读会适合三到六岁的孩子参加"
     if verb in ("包括", "包括了", "包含"):
         people = re.search(r"部|组|员工|同事|家属|客户|嘉宾|同学|老师|学生|人", value)
         return ("participants" if people else "agenda"), 0.85  # "参与人员包括市场部和技术部"
