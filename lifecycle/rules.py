@@ -787,9 +787,16 @@ def extract(text: str, name: str = "", now: datetime | None = None) -> list[Rule
 
 
 def _unique(found: list[RuleCandidate]) -> list[RuleCandidate]:
+    """Each candidate once; of two plans for the same event in one turn the last said wins
+    ("周五的团建取消了，改到下周五" is the new time, not a cancelled and a moved plan)."""
+    last_plan = {
+        (c.subject, c.predicate): i for i, c in enumerate(found) if c.predicate.startswith("plan: ")
+    }
     seen, out = set(), []
-    for c in found:
+    for i, c in enumerate(found):
         key = (c.subject, c.predicate, c.content)
+        if c.predicate.startswith("plan: ") and last_plan[(c.subject, c.predicate)] != i:
+            continue
         if key not in seen:
             seen.add(key)
             out.append(c)

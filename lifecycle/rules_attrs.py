@@ -1097,7 +1097,9 @@ _RECURS = re.compile(
 
 
 # An event called off: "今年的年会取消了" (the plan's key, so it supersedes the plan).
-_CALLED_OFF = re.compile(r"^(?P<s>[^，。]{2,20}?)(?:已经|临时|突然)?(?:被)?(?:取消|延期)了$")
+_CALLED_OFF = re.compile(
+    r"^(?P<s>[^，。]{2,20}?)(?:已经|临时|突然)?(?:被)?(?:取消|延期|推迟|改期)了$"
+)
 
 
 def called_off(text: str, who: Ctx) -> list[RuleCandidate]:
@@ -1245,6 +1247,9 @@ def goes_on(before: str, clause: str, now: datetime) -> str | None:
     attr = _GOES_ON.match(clause)
     if (got := _bought(before)) and re.match(r"(?:一共|总共|共)?花了", clause):
         return f"我买的{got[1]}{clause}"  # "我在宜家买了一个书架，花了三百五"
+    off = _CALLED_OFF.match(before)
+    if off and clause.startswith(_MOVED) and (sub := subject(off["s"])) and sub.kind == "event":
+        return off["s"] + clause  # "周五的团建取消了，改到下周五": the event's new time
     if person := _CHAIN.match(before):
         if attr and attr["a"] in PEOPLE_ATTRS or _PERSON_GOES_ON.match(clause):
             return before[: person.start("rest")] + clause
