@@ -301,6 +301,9 @@ _ZH_RULE_START = re.compile(
     r"从现在开始|从今以后|往后|总是|每次都|一律|务必|一定要)"
 )
 # "我改主意了，还是更喜欢用 Python": the person is still the one speaking after the comma.
+_ZH_MEAL = re.compile(
+    r"^(?:早饭|早餐|午饭|午餐|晚饭|晚餐|夜宵)(?:一般|通常|从来|都|基本)?(?:不|很少|只)(?:吃|喝)"
+)
 _ZH_SAME_SPEAKER = re.compile(r"^(?:还是|其实|反正)(?=.*(?:喜欢|爱|讨厌|不吃|不喝))")
 
 
@@ -329,8 +332,8 @@ def _zh(clause: str, who: _Ctx, now: datetime, whole: str = "") -> list[RuleCand
         return found
     if _ZH_RULE_START.match(clause) and (rules := _zh_rules(clause)):
         return rules  # how the assistant must behave, even with a time in it
-    if _ZH_SAME_SPEAKER.match(clause):
-        clause = "我" + clause
+    if _ZH_SAME_SPEAKER.match(clause) or _ZH_MEAL.match(clause) and whole.startswith("我"):
+        clause = "我" + clause  # "我最近在减肥，晚饭不吃主食": the person's meal
     found: list[RuleCandidate] = _zh_names(clause, who)
     # People, items, places and events first: their attributes ("我上司的生日是三月十五日")
     # would otherwise read as plans or untyped "我的 X 是 Y" facts.

@@ -1298,6 +1298,15 @@ class _Zh:
         ):
             self.add("fact", f"health: {m['x']}", zh_about(t, self.who), 0.85, "zh:health", 0.8)
             return
+        # Meals: "我晚饭不吃主食", "我早上不吃早饭", "我晚上八点以后不吃东西".
+        if m := re.fullmatch(
+            r"我(?P<m>早饭|早餐|午饭|午餐|晚饭|晚餐|夜宵|早上|中午|晚上(?:[\d一二三四五六七八九十]{1,3}点"
+            r"(?:以后|之后))?)(?:一般|通常|从来|都|基本)*(?P<x>(?:不|很少|只)(?:吃|喝)[^，。]{1,8})",
+            t,
+        ):
+            meal = re.sub(r"早上", "早饭", re.sub(r"^晚上.+", "晚上", m["m"]))
+            self.add("preference", f"habit: {meal}", zh_about(t, self.who), 0.85, "zh:meal", 0.6)
+            return
         # "我今年体检查出了脂肪肝", "我去年确诊了糖尿病": a condition found, with when.
         if m := re.fullmatch(
             r"我(?P<t>[^，。]{0,8}?)(?:体检)?(?:查出|检查出|确诊|诊断出|被诊断出)了?(?:有|患有|得了)?"
