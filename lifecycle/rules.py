@@ -271,7 +271,7 @@ _EN_STATE = re.compile(
 )
 _EN_VIEW = re.compile(
     r"^(?:really|very|so|super|pretty|quite|kind\s+of|a\s+bit|too|extremely|such\s+an?|"
-    r"learning|in\s+trouble|at\s+(?:school|home|work)|asleep|awake|sick|ill|home|out|away|a\s+(?:mess|disaster|"
+    r"learning|nice|cool|lovely|sweet|mean|annoying|weird|in\s+trouble|at\s+(?:school|home|work)|asleep|awake|sick|ill|home|out|away|a\s+(?:mess|disaster|"
     r"nightmare|pain))\b",
     re.I,
 )
@@ -703,6 +703,27 @@ _NAMED_AFTER = re.compile(r"^(?:名字)?叫\S")
 _ENDS_WITH_WHO = re.compile(rf"(?:{rules_life.ZH_WHO})$")
 
 
+_EN_AND_HE = re.compile(
+    rf"(?P<a>(?P<who>(?:my|our)\s+(?:\w+\s+)?(?:{rules_life.EN_REL_ALT}))\b.+?),?\s+and\s+"
+    r"(?:he|she)(?:'s|’s|\s+is)\s+(?P<b>.+)",
+    re.I,
+)
+
+
+def _and_he(parts: list[Clause]) -> list[Clause]:
+    """ "My manager is called Priya and she's from Mumbai": the second half is said of the
+    same person, so it is read as "My manager is from Mumbai"."""
+    out: list[Clause] = []
+    for clause in parts:
+        m = _EN_AND_HE.fullmatch(clause.text) if clause.lang == "en" else None
+        if m is None:
+            out.append(clause)
+            continue
+        out.append(Clause(m["a"], clause.question, "en"))
+        out.append(Clause(f"{m['who']} is {m['b']}", clause.question, "en"))
+    return out
+
+
 def _joined(parts: list[Clause]) -> list[Clause]:
     """ "以后，回答用中文" / "From now on, answer in English" are one statement, and so is
     "我养了一只猫，叫年糕" (a name after the comma belongs to the one named before it)."""
@@ -767,7 +788,7 @@ def extract(text: str, name: str = "", now: datetime | None = None) -> list[Rule
     now = now or datetime.now()
     found: list[RuleCandidate] = []
     carry = False  # a bare "记住：" / "remember:" applies to the clause after it
-    for clause in _going_on(_then_now(_joined(clauses(text))), now):
+    for clause in _going_on(_then_now(_joined(_and_he(clauses(text)))), now):
         rest = _remember(clause)
         if rest == "":
             carry = True

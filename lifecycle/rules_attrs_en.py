@@ -209,7 +209,11 @@ _PERSON_SAID = (
     (r"(?:is|'s)\s+(?:called|named)\s+(?P<x>.+)", ""),
     # Round 6: a name with a title ("is Mrs. Patel", "is Dr Chen"), children, allergies,
     # diet, what they drive, how long they have worked somewhere.
-    (r"(?:is|'s)\s+(?P<x>(?:Mr|Mrs|Ms|Miss|Dr|Prof|Professor|Coach)\.?\s+(?-i:[A-Z])[\w'-]+)", ""),
+    (r"(?:is|'s)\s+(?P<x>(?:Mr|Mrs|Ms|Miss|Dr|Prof|Professor|Coach)\.?\s+(?-i:[A-Z])[\w'-]+)"
+     r"(?:\s+(?:on|at|in)\s+.+)?", ""),
+    (rf"(?:was|used\s+to\s+be)\s+(?:a|an)\s+(?P<x>(?:[\w-]+\s+){{0,2}}(?:{_alt(JOB_WORDS)}))\b.*",
+     "past occupation"),
+    (r"teaches\s+(?P<x>[\w' -]{2,30})", "subject taught"),
     (r"has\s+(?P<x>(?:one|two|three|four|five|\d)\s+(?:kids?|children|sons?|daughters?|"
      r"grandkids|grandchildren))\b.*", "children"),
     (r"(?:is|'s)\s+(?:severely\s+|very\s+|mildly\s+)?allergic\s+to\s+(?P<x>.+)", "allergy"),
