@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from lifecycle import ruledates, rules_attrs, rules_attrs_en, rules_life
-from lifecycle.rulebase import DAY, PERMANENT, RuleCandidate, zh_about  # noqa: F401  (re-exported)
+from lifecycle.rulebase import DAY, PERMANENT, RuleCandidate, third, zh_about  # noqa: F401
 from lifecycle.rulebase import Ctx as _Ctx
 from lifecycle.rulebase import make as _c
 
@@ -48,6 +48,7 @@ _ZH_REPORTED = re.compile(
     rf"^(?:我(?:的|家)?)?(?:{rules_life.ZH_WHO}|[姐哥弟妹]|他们?|她们?|别人|大家|人家|朋友们)"
     r"(?:也|还|都|就|又|总)?(?:跟我|和我|对我)?(?:说(?!话)|讲(?!话)|告诉我|听说|觉得|认为)"
 )
+_ZH_HEARSAY = re.compile(r"^(?:我)?(?:听说|据说|听人说|听别人说|传说|网上说|新闻上说)")
 _EN_QUESTION = re.compile(
     r"^(do|does|did|can|could|would|will|should|is|are|was|were|what|why|how|when|where|who)\b",
     re.I,
@@ -76,7 +77,34 @@ class Clause:
 
 def is_chinese(text: str) -> bool:
     cjk = len(_CJK.findall(text))
+    if cjk and _CJK.match(text.strip()) and not re.search(r"\b[a-z]{2,}\s+[a-z]{2,}\b", text):
+        return True  # "我的MBTI是INFJ", "我的手机是iPhone 15 Pro": Chinese with names in Latin
     return cjk > 0 and cjk * 3 >= len(re.sub(r"\s", "", text))
+
+
+_PAIRS = {"“": "”", "‘": "’", "「": "」", "『": "』", "(": ")", "（": "）", '"': '"', "'": "'"}
+
+
+def _unwrapped(body: str) -> str:
+    """The clause without quotes or brackets around it; a quoted name inside keeps both of
+    its quotes ('我参加的读书会叫"周末共读"' stays whole, '"我叫李雷"' loses them)."""
+    body = body.strip().strip("*-_ ")
+    while len(body) > 1:
+        first, last = body[0], body[-1]
+        closer = _PAIRS.get(first)
+        openers = [o for o, c in _PAIRS.items() if c == last]
+        if closer and last == closer and (first != last or body.count(first) == 2):
+            body = body[1:-1]  # wrapped whole
+        elif closer and closer not in body[1:]:
+            body = body[1:]  # an opening mark left over from the split
+        elif openers and not any(o in body[:-1] for o in openers):
+            body = body[:-1]  # a closing mark left over
+        elif openers and first != last and last in "\"'" and body.count(last) % 2:
+            body = body[:-1]
+        else:
+            break
+        body = body.strip().strip("*-_ ")
+    return body
 
 
 def clauses(text: str) -> list[Clause]:
@@ -85,7 +113,7 @@ def clauses(text: str) -> list[Clause]:
     parts = (_ZH_SPLIT if lang == "zh" else _EN_SPLIT).split(text or "")
     out = []
     for body, sep in zip(parts[::2], [*parts[1::2], ""], strict=True):
-        body = body.strip().strip("\"'“”‘’「」『』()（）*-_ ")
+        body = _unwrapped(body)
         if body:
             out.append(Clause(body, "?" in sep or "？" in sep, "zh" if is_chinese(body) else "en"))
     return out
@@ -98,7 +126,7 @@ def _skip(clause: Clause) -> bool:
         return True
     if clause.lang == "zh":
         return bool(_ZH_CONDITIONAL.match(text) or re.search(r"(吗|呢)$", text)
-                    or _ZH_REPORTED.match(text))  # fmt: skip
+                    or _ZH_REPORTED.match(text) or _ZH_HEARSAY.match(text))  # fmt: skip
     return bool(_EN_QUESTION.match(text) or _EN_CONDITIONAL.match(text))
 
 
@@ -264,12 +292,15 @@ _EN_STATE = re.compile(
     r"empty|full|missing|lost|gone|back|open|closed|over|out|away|finished)(?:\s+again)?$",
     re.I,
 )
-# What the person thinks of it, not what it is: "my customers are key", "my hard work is
-# paying off", "my fur babies are more important to me than anything".
+# What the person thinks of it, not what it is: "my boss is really nice", "my customers are
+# key", "my hard work is paying off", "my fur babies are more important to me than anything".
 _EN_VIEW = re.compile(
-    r"^(?:so\s+|really\s+|very\s+|super\s+|both\s+|such\s+|the most\s+|more\s+|most\s+)*"
-    r"(?:key|important|paying off|scary|rewarding|amazing|awesome|great|everything|"
-    r"wonderful|incredible|exciting|fun|hard|tough|worth it|a blessing|a lot)\b",
+    r"^(?:(?:really|very|so|super|pretty|quite|kind\s+of|a\s+bit|too|extremely|such\s+an?|"
+    r"both|the\s+most|more|most)\s+)*"
+    r"(?:key|important|paying off|scary|rewarding|amazing|awesome|great|everything|wonderful|"
+    r"incredible|exciting|fun|hard|tough|worth it|a blessing|a lot|learning|nice|cool|lovely|"
+    r"sweet|mean|annoying|weird|in\s+trouble|at\s+(?:school|home|work)|asleep|awake|sick|ill|"
+    r"home|out|away|a\s+(?:mess|disaster|nightmare|pain))\b",
     re.I,
 )
 _EN_FAN = re.compile(
@@ -298,6 +329,9 @@ _ZH_RULE_START = re.compile(
     r"从现在开始|从今以后|往后|总是|每次都|一律|务必|一定要)"
 )
 # "我改主意了，还是更喜欢用 Python": the person is still the one speaking after the comma.
+_ZH_MEAL = re.compile(
+    r"^(?:早饭|早餐|午饭|午餐|晚饭|晚餐|夜宵)(?:一般|通常|从来|都|基本)?(?:不|很少|只)(?:吃|喝)"
+)
 _ZH_SAME_SPEAKER = re.compile(r"^(?:还是|其实|反正)(?=.*(?:喜欢|爱|讨厌|不吃|不喝))")
 
 
@@ -326,8 +360,8 @@ def _zh(clause: str, who: _Ctx, now: datetime, whole: str = "") -> list[RuleCand
         return found
     if _ZH_RULE_START.match(clause) and (rules := _zh_rules(clause, _opens(clause, whole))):
         return rules  # how the assistant must behave, even with a time in it
-    if _ZH_SAME_SPEAKER.match(clause):
-        clause = "我" + clause
+    if _ZH_SAME_SPEAKER.match(clause) or _ZH_MEAL.match(clause) and whole.startswith("我"):
+        clause = "我" + clause  # "我最近在减肥，晚饭不吃主食": the person's meal
     found: list[RuleCandidate] = _zh_names(clause, who)
     # People, items, places and events first: their attributes ("我上司的生日是三月十五日")
     # would otherwise read as plans or untyped "我的 X 是 Y" facts.
@@ -418,7 +452,10 @@ def _zh_legacy(clause: str, who: _Ctx) -> list[RuleCandidate]:
     if m and not _ZH_MY_STOP.match(m["k"]) and not found:
         if re.search(r"[放停挂摆丢落忘掉留从]$", m["k"]):  # "我的自行车放在楼下": where it is now
             return found
-        if x := _zh_object(m["x"]):
+        if re.search(r"[了说都也就还把被正]|然后", m["k"]):
+            return found  # "我的作业弄丢了然后还说是…", "我的家人都在等我": no attribute
+        if (x := _zh_object(m["x"])) and x != "我":
+            x = zh_about(x, who)  # "我的上司是我大学师兄": the person, not "我"
             k = m["k"].strip()
             key = _ZH_IDENTITY_KEYS.get(k, k)
             kind = "identity" if k in _ZH_IDENTITY_KEYS else "fact"
@@ -646,12 +683,42 @@ def _hedged(c: RuleCandidate, word: str, lang: str) -> RuleCandidate:
     return replace(c, confidence=round(confidence, 2), hedged=True, content=c.content + note)
 
 
+_ZH_BOTH = re.compile(rf"我(?:和|跟|与)我的?(?P<r>{rules_life.ZH_WHO})都(?P<rest>[^，。]{{2,20}})")
+
+
+_EN_BOTH = re.compile(
+    rf"(?P<my>my|our)\s+(?P<r>{rules_life.EN_REL_ALT})\s+and\s+I\s+(?P<are>are\s+)?(?:both\s+)?"
+    r"(?P<rest>[^,;]{3,60}?)\.?",
+    re.I,
+)
+
+
+def _both(clause: Clause, who: _Ctx, now: datetime, whole: str) -> list[RuleCandidate] | None:
+    """ "我和我上司都是河北人", "My wife and I are both from Texas": said of the person and of
+    the other one alike, read as two statements."""
+    text = _unhedged(clause)[0]
+    if _skip(clause):
+        return None
+    if clause.lang == "zh" and (m := _ZH_BOTH.fullmatch(text)):
+        mine, theirs = "我" + m["rest"], f"我的{m['r']}{m['rest']}"
+    elif clause.lang == "en" and (m := _EN_BOTH.fullmatch(text)):
+        mine = f"I am {m['rest']}" if m["are"] else f"I {m['rest']}"
+        theirs = f"My {m['r']} is {m['rest']}" if m["are"] else f"My {m['r']} {third(m['rest'])}"
+    else:
+        return None
+    return _one(Clause(mine, clause.question, clause.lang), who, now, whole) + _one(
+        Clause(theirs, clause.question, clause.lang), who, now, whole
+    )
+
+
 def _one(clause: Clause, who: _Ctx, now: datetime, whole: str = "") -> list[RuleCandidate]:
     if _skip(clause):
         return []
     text, hedge = _unhedged(clause)
     if not text:
         return []
+    named = (rules_attrs if clause.lang == "zh" else rules_attrs_en).name_first(text)
+    text = named or text  # "张伟是我的大学室友", "Sarah is my boss": said name first
     found = (_zh if clause.lang == "zh" else _en)(text, who, now, whole)
     return [_hedged(c, hedge, clause.lang) for c in found] if hedge else found
 
@@ -679,6 +746,27 @@ _BARE_PREFIX = re.compile(
 
 _NAMED_AFTER = re.compile(r"^(?:名字)?叫\S")
 _ENDS_WITH_WHO = re.compile(rf"(?:{rules_life.ZH_WHO})$")
+
+
+_EN_AND_HE = re.compile(
+    rf"(?P<a>(?P<who>(?:my|our)\s+(?:\w+\s+)?(?:{rules_life.EN_REL_ALT}))\b.+?),?\s+and\s+"
+    r"(?:he|she)(?:'s|’s|\s+is)\s+(?P<b>.+)",
+    re.I,
+)
+
+
+def _and_he(parts: list[Clause]) -> list[Clause]:
+    """ "My manager is called Priya and she's from Mumbai": the second half is said of the
+    same person, so it is read as "My manager is from Mumbai"."""
+    out: list[Clause] = []
+    for clause in parts:
+        m = _EN_AND_HE.fullmatch(clause.text) if clause.lang == "en" else None
+        if m is None:
+            out.append(clause)
+            continue
+        out.append(Clause(m["a"], clause.question, "en"))
+        out.append(Clause(f"{m['who']} is {m['b']}", clause.question, "en"))
+    return out
 
 
 def _joined(parts: list[Clause]) -> list[Clause]:
@@ -745,7 +833,7 @@ def extract(text: str, name: str = "", now: datetime | None = None) -> list[Rule
     now = now or datetime.now()
     found: list[RuleCandidate] = []
     carry = False  # a bare "记住：" / "remember:" applies to the clause after it
-    for clause in _going_on(_then_now(_joined(clauses(text))), now):
+    for clause in _going_on(_then_now(_joined(_and_he(clauses(text)))), now):
         rest = _remember(clause)
         if rest == "":
             carry = True
@@ -760,6 +848,7 @@ def extract(text: str, name: str = "", now: datetime | None = None) -> list[Rule
             found += _explicit(inner)
         else:
             one = _changed(clause, who, now, text)
+            one = _both(clause, who, now, text) if one is None else one
             one = _one(clause, who, now, text) if one is None else one
             found += _explicit(one) if carry else one
         carry = False
@@ -767,9 +856,16 @@ def extract(text: str, name: str = "", now: datetime | None = None) -> list[Rule
 
 
 def _unique(found: list[RuleCandidate]) -> list[RuleCandidate]:
+    """Each candidate once; of two plans for the same event in one turn the last said wins
+    ("周五的团建取消了，改到下周五" is the new time, not a cancelled and a moved plan)."""
+    last_plan = {
+        (c.subject, c.predicate): i for i, c in enumerate(found) if c.predicate.startswith("plan: ")
+    }
     seen, out = set(), []
-    for c in found:
+    for i, c in enumerate(found):
         key = (c.subject, c.predicate, c.content)
+        if c.predicate.startswith("plan: ") and last_plan[(c.subject, c.predicate)] != i:
+            continue
         if key not in seen:
             seen.add(key)
             out.append(c)

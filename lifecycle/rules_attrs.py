@@ -49,7 +49,7 @@ PEOPLE_ATTRS = {
     "从业经验": "years in work", "教龄": "years in work", "驾龄": "years driving",
     "英文名": "english name", "英文名字": "english name", "外号": "nickname", "绰号": "nickname",
     "小名": "nickname", "乳名": "nickname", "网名": "online name", "口头禅": "catchphrase",
-    "鞋码": "shoe size",
+    "鞋码": "shoe size", "微信名": "wechat name", "昵称": "nickname",
 }  # fmt: skip
 ITEM_ATTRS = {
     "品牌": "brand", "牌子": "brand", "型号": "model", "颜色": "colour", "价格": "price",
@@ -61,6 +61,9 @@ ITEM_ATTRS = {
     "里程": "mileage", "屏幕": "screen", "像素": "camera", "功率": "power", "配置": "specs",
     "处理器": "processor", "保修期": "warranty", "车牌": "plate", "车牌号": "plate",
     "系统": "system", "操作系统": "system", "套餐": "plan", "运营商": "carrier",
+    "保险": "insurance", "保险费": "insurance", "车险": "insurance", "保养费": "upkeep",
+    "油费": "running cost", "电费": "running cost", "话费": "monthly fee", "月租": "monthly fee",
+    "月费": "monthly fee",
 }  # fmt: skip
 PLACE_ATTRS = {
     "名字": "name", "名称": "name", "地址": "address", "位置": "address", "地点": "address",
@@ -71,6 +74,8 @@ PLACE_ATTRS = {
     "会员费": "fees", "年费": "fees", "月费": "fees", "学费": "fees", "停车费": "parking fee",
     "上班时间": "working hours", "下班时间": "working hours", "工作时间": "working hours",
     "校训": "motto", "门牌号": "address", "开放时间": "opening hours",
+    "月租": "rent", "会费": "fees", "月卡": "fees", "年卡": "fees", "次卡": "fees", "季卡": "fees",
+    "课时费": "fees", "门票": "fees", "人均消费": "price", "人均": "price",
 }  # fmt: skip
 EVENT_ATTRS = {
     "时间": "time", "日期": "time", "开始时间": "time", "地点": "place", "地址": "place",
@@ -91,10 +96,16 @@ EVENT_ATTRS = {
     "起点": "start point", "终点": "finish point", "出发地点": "meeting point",
     "目的地": "destination",
     "出发时间": "meeting time", "比赛项目": "programme", "节目单": "programme", "菜单": "menu",
+    "参会人数": "scale", "参赛人数": "scale", "出席人数": "scale", "到场人数": "scale",
+    "项目": "programme", "活动项目": "programme", "筹款目标": "goal",
     "预算": "budget", "交通方式": "transport", "交通": "transport", "一等奖": "prize",
     "大奖": "prize", "特等奖": "prize", "参与部门": "participants", "参加部门": "participants",
     "举办城市": "place", "举办场地": "place", "报名人数": "scale", "参与人数": "scale",
-    "人均费用": "cost", "人均": "cost", "餐标": "cost",
+    "人均费用": "cost", "人均": "cost", "餐标": "cost", "参与人员": "participants",
+    "参会人员": "participants", "出席人员": "participants", "演出嘉宾": "participants",
+    "表演嘉宾": "participants", "特邀嘉宾": "participants", "嘉宾阵容": "participants",
+    "目的": "purpose", "住宿": "lodging",
+    "住宿地点": "lodging", "酒店": "lodging", "餐饮": "catering", "赞助商": "sponsor",
 }  # fmt: skip
 # Heads: what the last noun of a subject says it is (matched at the end of that part).
 ITEM_HEADS = (
@@ -105,13 +116,16 @@ ITEM_HEADS = (
     "桌子", "椅子", "台灯", "书架", "行李箱", "雨伞", "杯子", "保温杯", "水杯", "游戏机",
     "打印机", "吸尘器", "咖啡机", "微波炉", "烤箱", "空气净化器", "无人机", "滑板", "手办",
     "娃娃", "玩具", "书", "表", "iPad", "Kindle", "Switch", "跑步机", "空气炸锅", "电饭煲",
-    "锅", "扫地机", "投影仪", "路由器", "净水器", "热水器", "电动牙刷", "吹风机", "茶具",
+    "锅", "扫地机", "洗碗机", "烘干机",
+    "投影仪", "路由器", "净水器", "热水器", "电动牙刷", "吹风机", "茶具",
     "手环", "钥匙扣", "挂件", "摆件", "平衡车", "电子书", "音响", "充电宝", "U盘", "硬盘",
     "钢笔", "电子琴", "小提琴", "尤克里里", "帐篷", "鱼竿", "球拍", "滑雪板", "冲锋衣", "羽绒服",
     "手套", "墨镜", "香水", "口红", "床垫", "枕头", "窗帘", "地毯", "餐桌", "衣柜", "书桌",
     "茶几", "鱼缸", "花瓶", "婚戒", "手柄", "主机", "阅读器", "房车", "SUV", "电动自行车",
     "手机壳", "钥匙", "马克杯", "茶杯", "画", "相册", "笔记本电脑", "护肤品", "化妆品",
-    "洗发水", "沐浴露", "牙膏", "面霜", "洗面奶", "防晒霜", "宽带",
+    "洗发水", "沐浴露", "牙膏", "面霜", "洗面奶", "防晒霜", "宽带", "健身卡", "会员卡", "银行卡",
+    "信用卡", "公交卡", "饭卡", "校园卡", "医保卡", "社保卡", "年卡", "婚纱", "礼服", "西装",
+    "旗袍", "手串", "首饰", "耳钉", "手镯", "镯子", "吊坠", "胸针", "领带", "腰带", "皮带",
 )  # fmt: skip
 PLACE_HEADS = (
     "健身房", "咖啡店", "咖啡馆", "餐厅", "饭店", "饭馆", "面馆", "酒吧", "超市", "商场",
@@ -134,7 +148,9 @@ EVENT_HEADS = (
     "闭幕式", "节", "赛", "春游", "秋游", "郊游", "开放日", "家长会", "野餐", "徒步", "研学",
     "宴", "酒席", "露营", "骑行", "自驾游", "夏令营", "冬令营", "培训营", "集训", "论坛", "集市",
     "市集",
-    "义卖", "颁奖礼", "成人礼", "话剧", "汇报", "述职", "例会", "周会", "晨会", "早会",
+    "义卖", "颁奖礼", "成人礼", "拜访", "抽奖", "年会抽奖", "拓展", "年夜饭", "寿宴", "乔迁宴",
+    "谢师宴", "茶话会", "联谊",
+    "话剧", "汇报", "述职", "例会", "周会", "晨会", "早会",
 )  # fmt: skip
 _RELATION = "|".join(sorted(map(re.escape, ZH_RELATIONS), key=len, reverse=True))
 # A qualifier before a relation of the people group says which one: "大学室友", "高中的班主任",
@@ -147,6 +163,10 @@ QUALIFIERS = {
     "公司的": "work", "单位的": "work", "隔壁": "next-door", "对门": "across-the-hall",
     "直属": "direct", "部门": "department", "新": "new",
     "楼上": "upstairs", "楼下": "downstairs", "对面": "opposite",
+    # round 6: where the person met them or shares with them
+    "合租": "flat-share", "合租的": "flat-share", "实习时的": "internship", "实习": "internship",
+    "读书时的": "school", "初中时的": "middle school", "小学时的": "primary school",
+    "同一个部门的": "department", "同组的": "team", "同部门的": "department",
 }  # fmt: skip
 _PEOPLE_REL = "|".join(
     sorted((re.escape(k) for k, v in ZH_RELATIONS.items() if group_of(v) == "people"),
@@ -164,6 +184,7 @@ ROLE_ENDS = (
     "业务员", "销售", "客服", "经理", "老师", "教授", "师傅", "主任", "牙医", "兽医", "治疗师",
     "房东", "律所合伙人", "裁缝", "园丁", "钟点工", "搭子", "搭档", "伙伴", "校长", "院长",
     "园长", "店长", "厂长", "局长", "处长", "科长", "村长", "书记", "班长", "队长", "物业",
+    "负责人", "带教老师", "导师", "所长", "站长", "馆长", "社长", "会长", "部长", "总监",
 )  # fmt: skip
 _ROLE = (
     r"(?:(?![的我你他她们是在有叫姓任当做干])[\u4e00-\u9fff]){0,4}(?:"
@@ -179,7 +200,7 @@ _PICK = re.compile(
 )
 _MODIFIER = re.compile(
     r"^(?:最|经常|常常|平时|一直|每天|每周|周末|新|刚|刚刚|最近|去年|今年|上个月|前几天|自己)*"
-    r"(?:常去|去|买|用|常用|喜欢|爱去|住|租|开|戴|穿|骑|背|收到|拍|订)$"
+    r"(?:常去|去|买|用|常用|喜欢|爱去|住|租|开|戴|穿|骑|背|收到|拍|订|参加|报名|报名参加|加入|参与)$"
 )
 _SURNAMES = (
     "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程"
@@ -200,7 +221,8 @@ _VERBS = (
     "一共持续", "共持续", "大约需要", "大概需要", "持续", "历时",
     "为期", "改到了", "改到", "改在", "改成了", "改成", "推迟到了", "推迟到", "延期到了", "延期到",
     "提前到了", "提前到", "挪到了", "挪到", "预计有", "将有", "会有", "会来", "将迎来", "安排在",
-    "一共来了", "来了", "邀请了", "请来了", "邀请", "已经超过", "超过了", "达到了",
+    "一共来了", "来了", "邀请了", "请来了", "邀请", "已经超过", "超过了", "已经达到了",
+    "已经达到", "达到了", "包括了", "包括", "包含", "适合",
     "是", "为", "叫", "姓", "在", "有", "花了", "由", "需要",
 )  # fmt: skip
 _SPLIT = re.compile("|".join(map(re.escape, _VERBS)))
@@ -217,10 +239,15 @@ def _ends(word: str, heads) -> str:
 # --------------------------------------------------------------------------------------
 
 _PETS = "|".join(k for k, v in ZH_RELATIONS.items() if group_of(v) == "pet")
+# The person's organisations before a role: "我们科室的主任", "我们实验室的负责人".
+_ORGS = (
+    "小区|公司|单位|学校|部门|班|村|楼|医院|科室|团队|项目组|课题组|小组|组|实验室|社区|学院|系|年级|"
+    "工作室|律所|事务所|门诊|诊所|店|工厂|车间|研究所|幼儿园"
+)
 _LINK = rf"(?:{_QREL}|{_ROLE}|{_RELATION})(?:{_NICKNAME})?"
 # Relations joined by 的; someone else's pet ("我同事的狗") is not a relation of the person.
 _CHAIN = re.compile(
-    rf"^我(?:们家|们|家)?(?:养的|的)?(?:(?:小区|公司|单位|学校|部门|班|村|楼)的?(?=\w{{2}}))?"
+    rf"^我(?:们家|们|家)?(?:养的|的)?(?:(?:{_ORGS})的?(?=\w{{2}}))?"
     rf"(?P<chain>{_LINK}(?:家?的(?!(?:{_PETS}))(?:{_QREL}|{_ROLE}|{_RELATION})(?:{_NICKNAME})?)*)"
     r"(?P<rest>.+)$"
 )
@@ -229,7 +256,7 @@ _N = r"[\d一二两三四五六七八九十百千万]{1,5}"
 _TRAITS = (
     "开朗|内向|外向|温柔|随和|严厉|严格|幽默|热情|安静|活泼|善良|耐心|细心|急躁|暴躁|大方|老实|"
     "稳重|靠谱|健谈|友善|和善|认真|固执|要强|独立|乐观|悲观|风趣|低调|高冷|腼腆|害羞|温和|爽快|直爽|"
-    "细心|负责|好说话|讲究|随性|节俭|大度|精明|能干"
+    "细心|负责|好说话|讲究|随性|节俭|大度|精明|能干|热心|勤快|健谈|爱笑|爽朗|和蔼|慈祥|严肃"
 )
 _GRADE = (
     r"(?:小学|初中|高中|大学|幼儿园)?[一二三四五六\d]年级|初[一二三]|高[一二三]|大[一二三四]|"
@@ -257,7 +284,7 @@ _PERSON_SAID = (
      0.88),
     (rf"{_BEFORE}在(?P<o>.{{1,12}}?)(?:做|当|干)(?P<x>.{{1,10}})", "past occupation", 0.88),
     (r"(?:现在|目前)?是(?:一名|一位|一个|名|位|个)(?P<x>[^，。]{1,12})", "occupation", 0.88),
-    (r"(?:今年|去年|已经)?考上了(?P<x>[^，。]{2,16})", "school", 0.88),
+    (r"(?:今年|去年|已经|刚|刚刚)?考上了(?P<x>[^，。]{2,16})", "school", 0.88),
     (r"(?:现在|目前)?是(?P<x>[^，。的]{2,10})", "job?", 0.88),  # "是数学老师": a job word ends it
     (r"(?:现在|目前|还)?(?:在读|正在读)(?P<x>研究生|博士|硕士|本科|大学|高中|初中)", "school",
      0.88),
@@ -268,11 +295,26 @@ _PERSON_SAID = (
      "personality", 0.85),
     (rf"是(?:一)?(?:个|位)(?:很|特别|非常|比较|挺|超级?|十分)?(?P<x>{_TRAITS})的人",
      "personality", 0.85),  # "我的上司是个很幽默的人"
-    (rf"(?:今年|现在|已经|快)?(?P<x>{_N}(?:岁|个月)(?:半|多)?)(?:大)?了?", "age", 0.88),
+    (rf"(?:今年|现在|已经|快)?(?P<x>{_N}多?(?:岁|个月)(?:半|多)?)(?:大)?了?", "age", 0.88),
     (r"(?:今年|已经|都)(?P<x>[二三四五六七八九]?十[一二三四五六七八九]?|[1-9]\d)多?了", "age",
      0.88),  # "我奶奶今年八十五了"
     (r"是从(?P<x>[^，。]{2,12}?)(?:跳槽|调|转)过来的", "past employer", 0.88),
+    # Round 6: their allergies, ways, diet, children and years at work, like the person's own.
+    (r"(?:也)?对(?P<x>[^，。]{1,10}?)(?:严重|有点|轻微)?过敏", "allergy", 0.88),
+    (r"(?P<x>(?:每天|每周[一二三四五六日天]?|每个?月|每年|每逢[^，。]{1,4}|平时|一般|通常|总是|习惯)"
+     r"(?:都|会)?(?:早上|晚上|中午|下午|上午)?(?:都|会)?(?![^，。]*(?:有空|没空|忙|累|闲|开心|高兴|辛苦|无聊|不错|[很太好挺](?![少早晚极])))"
+     r"[^，。]{2,16})",
+     "habit", 0.85),
+    (r"(?P<x>(?:从来)?不(?:吃|喝|抽)(?!了)[^，。]{1,8})", "diet", 0.85),
+    (rf"有(?P<x>{_N}个(?:孩子|儿子|女儿|小孩|娃|兄弟姐妹))", "children", 0.85),
+    (rf"在(?P<o>[^，。]{{1,10}}?)(?:工作|上班|干|任职|任教)了(?P<x>{_N}多?年)(?:多)?了?",
+     "years in work", 0.85),
     (r"(?:已经|去年|前年|今年|早就|刚|刚刚)?(?P<x>退休)了", "status", 0.88),  # "我爸退休了"
+    # "我表哥去年离婚了", "我奶奶去年去世了", "我同事怀孕了": a change in their life
+    (r"(?:已经|去年|前年|今年|上个月|上周|刚|刚刚|早就)?(?P<x>离婚|结婚|订婚|去世|过世|怀孕|生了二胎|"
+     r"生了个[^，。]{1,3}|当爸爸|当妈妈|当爷爷|当奶奶|当外公|当外婆)了", "life event", 0.88),
+    (r"(?:最近|现在|正|一直)?在(?P<x>减肥|健身|备考|考研|找工作|装修|戒烟|戒酒|养病|坐月子|备孕|创业)",
+     "activity", 0.85),
     (r"(?:最近|现在|目前|正|一直)?在(?:学|练|学习)(?P<x>[^，。]{2,10})", "learning", 0.85),
     (r"开的(?:车)?是(?:一辆|辆)?(?P<x>[^，。]{2,16})", "car", 0.88),  # "我的上司开的是一辆特斯拉"
     (r"(?:远)?嫁(?:到|去)了?(?P<x>[^，。]{2,12})", "location", 0.88),  # "我表姐嫁到了日本"
@@ -281,8 +323,10 @@ _PERSON_SAID = (
     (r"(?:现在|目前|今年)?在(?P<o>.{1,12}?)(?:做|当|干)(?P<x>.{1,10})", "occupation", 0.88),
     (rf"(?:现在|目前|今年)?在(?P<o>.{{1,12}}?)(?:读|上|念)(?P<x>{_DEGREE})", "school", 0.88),
     (rf"(?:今年|现在|目前)?(?:上|读|在读|念)(?P<x>{_GRADE})了?", "grade", 0.88),
-    (r"(?:现在|目前|如今|还|一直|已经)?在(?P<x>.{1,16}?)(?:工作|上班|任职|任教|就职|实习|打工)",
+    (r"(?:现在|目前|如今|还|一直|已经|也)?在(?P<x>.{1,16}?)(?:工作|上班|任职|任教|就职|实习|打工)",
      "employer", 0.88),
+    (r"(?:现在|目前|正)?在(?P<x>[^，。]{2,12}?)(?:留学|读书|上学|读研|读博|念书|深造)", "school",
+     0.88),
     (r"(?:现在|目前|如今)?(?:就职于|任职于|供职于)(?P<x>.{2,16})", "employer", 0.88),
     (r"(?:已经|早就|今年|去年)?(?:毕业于|毕业自)(?P<x>.{2,20})", "school", 0.88),
     (r"是(?P<x>.{2,16}?)毕业的", "school", 0.88),
@@ -295,7 +339,8 @@ _PERSON_SAID = (
      "location", 0.88),
     (r"(?:来自|是)(?P<x>.{1,8}?)人", "hometown", 0.85),
     (r"(?:来自|老家是)(?P<x>[^，。]{2,12})", "hometown", 0.85),
-    (r"(?:现在|目前|在公司|在单位)?(?:担任|出任|现任|任职)(?P<x>[^，。]{2,12})", "position",
+    (r"(?:现在|目前|在公司|在单位)?(?:在[^，。]{1,10}?)?(?:担任|出任|现任|任职)(?P<x>[^，。]{2,12})",
+     "position",
      0.88),
     (r"(?:出生于|出生在|生于)(?P<x>(?:[\d一二三四五六七八九零〇]{2,4}年|[\d一二三四五六七八九十]{1,2}月)[^，。]{0,10})",
      "birthday", 0.88),
@@ -305,6 +350,23 @@ _PERSON_SAID = (
     (r"是(?P<x>(?:白羊|金牛|双子|巨蟹|狮子|处女|天秤|天蝎|射手|摩羯|水瓶|双鱼)座)的?",
      "zodiac sign", 0.88),
     (r"是做(?P<x>.{1,10}?)的", "occupation", 0.88),
+    # "我的表舅是开出租车的", "我姑父是卖水果的": a trade said by what they do
+    (r"是(?P<x>(?:开|跑|卖|修|送|搞|干|教)[^，。的]{1,8}?)的", "occupation", 0.85),
+    # "我的新邻居是一对年轻夫妻": who they are, for the person to review
+    (r"是(?P<x>一(?:对|家)[^，。]{2,12})", "who", 0.75),
+    # "我的上司对下属很严格": what they are like with others
+    (rf"对[^，。]{{1,6}}?(?:很|特别|非常|比较|挺|超级?|十分)(?P<x>严格|温柔|客气|{_TRAITS})",
+     "personality", 0.85),
+    # "我上司大学读的是法律"
+    (r"(?:大学|本科|研究生|读研)?(?:的时候)?(?:读|学|念)的(?:专业)?是(?P<x>[^，。]{2,12}?)(?:专业)?",
+     "major", 0.88),
+    # "我上司有一只叫豆豆的泰迪": their pet
+    (rf"(?:家)?(?:有|养了)(?:一|两)(?:只|条)(?:叫(?P<n>[^，。的]{{1,6}})的)?(?P<x>{_PETS})", "pet",
+     0.85),
+    # "我闺蜜的男朋友是她大学同学": how they know the one before them
+    (rf"是(?:她|他|我)的?(?P<x>(?:{_QUAL})?的?(?:{_PEOPLE_REL}))", "relation", 0.85),
+    # "我的健身教练是退役的游泳运动员": what they were
+    (r"是(?:退役|退休|前)的?(?P<x>[^，。的]{2,10})", "past occupation", 0.85),
     (r"(?:特别|很|最|非常|超)?(?:喜欢|爱)(?P<x>.{1,12})", "likes", 0.85),
     # Where a pet came from: "我家的猫是从救助站领养的".
     (r"是从(?P<x>[^，。]{2,12}?)(?:领养|收养|抱|买|捡|接)(?:回来|来)?的", "adopted from", 0.88),
@@ -376,6 +438,10 @@ def _person_said(rest: str, group: str) -> tuple[str | None, str, float] | None:
             attribute = "occupation"
         if attribute == "occupation" and (_STATE.match(value) or _NOT_A_JOB.search(value)):
             continue  # "我的上司是个好人", "我老公是个很细心的人": what they are like
+        if attribute == "past occupation" and (
+            _STATE.match(value) or _NOT_A_JOB.search(value) and not zh_job(value)
+        ):
+            continue  # "我的上司是个好人", "我老公是个很细心的人": what they are like
         if attribute == "{a}":
             attribute = PEOPLE_ATTRS[m["a"]]
             if _STATE.match(value) and attribute not in ("personality", "height"):
@@ -408,6 +474,34 @@ def people(text: str, who: Ctx) -> list[RuleCandidate]:
     content = _said(text, who)
     found = [make("fact", who.subject, predicate, content, conf, 0.7, f"zh:{group}-attribute")]
     return found + _named(m["chain"], who) if attribute else found
+
+
+# Someone who works at a place the person goes to: "那家理发店的老板叫阿强", "我常去的健身房
+# 的教练姓吴" (keyed by the place and the role: "people: 理发店老板").
+_PLACE_ROLE = (
+    "老板娘|老板|店主|店长|主厨|厨师|教练|私教|老师|医生|大夫|前台|经理|师傅|园长|校长|院长|馆长|"
+    "房东|物业经理|保安|理发师|药剂师|班主任"
+)
+_PLACE_PERSON = re.compile(
+    rf"^(?P<s>[^，。]{{2,20}}?)的?(?P<r>{_PLACE_ROLE})(?P<n>{_NICKNAME})?(?P<rest>[^，。]+)$"
+)
+
+
+def place_people(text: str, who: Ctx) -> list[RuleCandidate]:
+    m = _PLACE_PERSON.match(text)
+    if m is None or not (sub := subject(m["s"])) or sub.kind != "place" or sub.attr:
+        return []
+    if not (said := _person_said(m["rest"], "people")):
+        return []
+    attribute, _value, conf = said
+    place = (
+        re.sub(
+            r"^(?:(?:家|小区|公司)?(?:附近|楼下|对面|旁边|门口)的?)?(?:[这那][家个])?", "", sub.key
+        )
+        or sub.key
+    )
+    predicate = f"people: {zh_about(place, who)}{m['r']}" + (f": {attribute}" if attribute else "")
+    return [make("fact", who.subject, predicate, _said(text, who), conf, 0.6, "zh:place-person")]
 
 
 def _named(chain: str, who: Ctx) -> list[RuleCandidate]:
@@ -459,6 +553,8 @@ def _thing(parts: list[str], mine: bool, kind: str) -> Subject | None:
     owners = [_PICK.sub("", p) for p in parts[:-1] if not (_MODIFIER.match(p) or _WHEN.match(p))]
     owners = [p for p in owners if p]  # "这次的技术沙龙": 这次 says which one
     heads = {"event": EVENT_HEADS, "item": ITEM_HEADS, "place": PLACE_HEADS}[kind]
+    if kind == "place" and mine and not owners and last in ("家", "家里"):
+        return Subject(kind, "家")  # "我家的房租", "我家的户型": the person's home
     head = _ends(last, heads)
     if not head or (kind == "item" and not mine):
         return None  # "手机是华为的" about no one in particular
@@ -491,10 +587,17 @@ def subject(text: str) -> Subject | None:
         if found := _thing(parts, mine, kind):
             return found
     word = parts[-1]
+    if not mine and len(parts) >= 2 and re.fullmatch(r"[\u4e00-\u9fff]{2,5}", word):
+        # "读书会的下一本书": an item word said of an event (no one owns it): its attribute
+        if _ends(word, ITEM_HEADS) and (found := _thing(parts[:-1], mine, "event")):
+            found.attr = word
+            return found
     known = len(parts) >= 2 and not _owned(word) and not _AUX.search(word)  # "年终晚宴将"
+    known = known and not re.search(r"[就都也还又]$", word)  # "会议室都是…": an adverb
     if known and re.fullmatch(r"[\u4e00-\u9fff]{2,5}", word):
-        for kind in ("event", "place"):  # "读书会的下一本书": a word the tables do not know
-            if not _PASSING.match(word) and (found := _thing(parts[:-1], mine, kind)):
+        for kind in ("event", "place", "item"):  # "读书会的下一本书": a word the tables do not know
+            found = None if _PASSING.match(word) else _thing(parts[:-1], mine, kind)
+            if found and found.key != "家":  # "我家的洗碗机" is a thing at home, not an attribute
                 found.attr = word
                 return found
     return _unknown_attr(parts, mine)
@@ -520,6 +623,11 @@ def _unknown_attr(parts: list[str], mine: bool) -> Subject | None:
             heads = EVENT_HEADS + ITEM_HEADS + PLACE_HEADS
             if _PASSING.match(word) or _AUX.search(word) or _ends(word, heads) or "了" in last[:at]:
                 continue  # "公司年会将": an event, not the company's "年会将"
+            if (
+                re.search(r"[每周点月号天年日就都也还]", word)
+                or word[:1] in "店馆厅院场园站铺吧下上里外旁边前后"
+            ):
+                continue  # "书店每周三": the 书店 and a time, not the 书's "店每周三"
             if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", word):
                 found = _thing([*parts[:-1], last[: at + len(head)]], mine, kind)
                 if found:
@@ -538,7 +646,9 @@ _DURATION = re.compile(
     r"(?:大约|大概|约|一共|共)?[\d一二两三四五六七八九十半几]{1,3}(?:个)?(?:多|半|整)?"
     r"(?:小时|钟头|分钟|天|周|星期|个月|晚)(?:半)?(?:左右)?(?:时间)?"
 )
-_HOST = re.compile(r"(?P<x>.{1,12}?)(?P<v>主持|负责|组织|主办|承办|牵头|策划|带队|安排)")
+_HOST = re.compile(
+    r"(?P<x>.{1,12}?)(?P<v>主持|负责|组织|主办|承办|牵头|策划|带队|安排)(?:筹备|组织|策划|安排|举办)?"
+)
 _SCALE = re.compile(
     rf"(?:大约|大概|约|将近|近|超过)?(?P<x>(?:{_N}多?(?:个|位|名)?|上百|几十|几百)"
     r"(?:人|客户|嘉宾|来宾|宾客|同事|观众|学生|家长|选手|游客|员工|会员|代表|专家)"
@@ -559,6 +669,12 @@ _FEATURE = (
 )
 
 
+_LOOKS = (
+    r"透明|半透明|磨砂|哑光|亮面|镜面|格子|条纹|碎花|纯色|圆形|方形|长方形|圆的|方的|大号|小号|中号|"
+    r"加大号|长款|短款|宽松|修身|加绒|防滑|可折叠|迷你"
+)
+
+
 def _item(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
     """The attribute an item's value gives, and how sure: "是爸爸送的" is who gave it."""
     if sub.attr:  # a word the tables do not know waits for review
@@ -567,12 +683,21 @@ def _item(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
         return "price", 0.88
     if verb == "叫":
         return "name", 0.88
+    if verb == "有" and re.search(r"(?:功能|模式|接口)$", value):
+        return "features", 0.85  # "我的扫地机器人有自动集尘功能"
     if verb not in ("是", "是在"):
         return None  # "我的手机在桌上": where it lies now, not worth keeping
     value = "在" + value if verb == "是在" else value
-    if re.search(r"买的?$|买回来|入手", value):
-        return "bought", 0.88
-    if re.search(r"送(?:的|给)?$|送我|礼物", value):
+    if re.search(
+        r"(?:买|提|订|购|购买|入手|换|淘|办|到|收到|寄到|寄来)的?$|买回来|入手|^在.{2,12}(?:配|定做|定制|订做)的?$",
+        value,
+    ):
+        return "bought", 0.88  # "是去年十月提的": when it was got, not a brand
+    if re.fullmatch(rf"{_N}(?:寸|英寸|码|号)(?:半)?的?", value):
+        return "size", 0.8  # "我家的电视是七十五寸的": a figure, for the person to confirm
+    if re.fullmatch(rf"(?:{_LOOKS})的?", value):
+        return "features", 0.8  # "是透明的", "是磨砂的": how it looks, not who made it
+    if re.search(r"送(?:的|给)?$|送我|礼物|(?:留|传|买|做|织)给我的?$", value):
         return "gift", 0.88
     if re.search(r"(?:织|做|画|缝|绣|亲手.{0,2})的?$", value):
         return "made by", 0.85
@@ -603,6 +728,12 @@ def _place(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
         return "name", 0.88
     if verb == "是":
         return "", 0.85
+    if verb.endswith("有") and sub.key == "家":
+        return None  # "我们家有三口人": the family, read by the family rules
+    if verb.endswith("有") and re.match(
+        rf"{_N}多?(?:个|名|位)?(?:员工|职工|人|学生|老师|医生|护士|同事)", value
+    ):
+        return "size", 0.85  # "我们公司一共有两百多个员工": how many work or study there
     return ("features", 0.75) if verb == "有" else None
 
 
@@ -643,10 +774,31 @@ def _event(sub: Subject, verb: str, value: str) -> tuple[str, float] | None:
                 "host"), 0.88  # fmt: skip
     if verb in _COMES and _SCALE.fullmatch(value):
         return "scale", 0.88
+    if verb in _COMES and re.fullmatch(rf"{_N}个?(?:环节|部分|阶段|节目|项目|议程|主题)", value):
+        return "agenda", 0.85  # "烹饪乐聚团建盛宴共有三个环节"
     if verb in _LASTS and _DURATION.fullmatch(value):
         return "duration", 0.88
-    if verb == "需要" and re.match(r"自带|带上?|携带|穿|提前|自备|报名|预约|准备", value):
-        return "requirements", 0.88  # "户外拓展活动需要自带午餐"
+    if verb == "需要" and re.match(
+        r"(?:每人|每个人|每位|大家|所有人|参加的人|每个部门|各部门|各组)?(?:都)?"
+        r"(?:自带|带上?|携带|穿|提前|自备|报名|预约|准备|交)",
+        value,
+    ):
+        return "requirements", 0.88  # "户外拓展活动需要自带午餐", "需要每人带一道拿手菜"
+    if verb == "需要" and re.fullmatch(
+        r"在[^，。]{2,10}?(?:之前|前|以前)(?:报名|提交|确认|交)[^，。]{0,6}", value
+    ):
+        return "deadline", 0.88  # "年会的节目需要在下周三前报名"
+    if verb == "适合" and re.search(r"岁|孩子|儿童|家庭|成人|老人|新手|初学者|人群|员工", value):
+        return "participants", 0.85  # "亲子阅读会适合三到六岁的孩子参加"
+    if verb in ("包括", "包括了", "包含"):
+        people = re.search(r"部|组|员工|同事|家属|客户|嘉宾|同学|老师|学生|人", value)
+        return ("participants" if people else "agenda"), 0.85  # "参与人员包括市场部和技术部"
+    if verb in ("叫", "名叫", "叫做", "名字叫", "的名字叫"):
+        return "name", 0.88  # "我参加的读书会叫周末共读"
+    if verb in ("是", "为") and (_CLOCK.match(value) or _WHEN_IN.match(value)):
+        return "time", 0.88  # "烹饪乐聚团建盛宴是下下周六", "家长开放日是下周三全天"
+    if verb == "是" and _ends(value, EVENT_HEADS) == _ends(sub.key, EVENT_HEADS) and len(value) > 3:
+        return "name", 0.85  # "我报名的马拉松是上海国际马拉松": which one it is
     if verb in ("邀请了", "请来了", "邀请") and _SCALE.fullmatch(value):
         return "scale", 0.88  # "答谢宴会邀请了五十位客户"
     if verb in ("邀请了", "请来了", "邀请") and re.search(r"嘉宾|演讲|分享|主讲|出席|参加", value):
@@ -670,9 +822,34 @@ _VERBLESS = re.compile(
 )
 
 
+# A fee said with its period and no verb: "健身房一个月会费两百块", "瑜伽馆月卡三百九".
+_FEE = re.compile(
+    r"(?<=[\u4e00-\u9fff])(?P<per>一个月|每个?月|一年|每年|一次|每次|一节课?|每节课?|一季度?|每季度?)?"
+    r"(?P<w>会费|会员费|月卡|年卡|次卡|季卡|年费|月费|课时费|学费|停车费|门票|物业费|房租|租金|人均消费|人均|"
+    r"保险费|保险|车险|保养费|油费|电费|话费|月租)"
+    r"(?P<per2>每张|一张|每人|一人|每位|每个人)?(?P<n>(?:大约|大概|约|要|才|只要)?[\d一二两三四五六七八九十几])"
+)
+
+
+# An event and its time, then the verb: "烹饪乐聚团建盛宴下下周六晚上七点开始".
+_STARTS = re.compile(
+    r"^(?P<s>[^，。]{2,20}?)(?:将|会|将会|预计)?(?:于|在)?(?P<t>(?:下下|下|这|本|明|后|今)[^，。]{1,14}?|"
+    r"[\d一二三四五六七八九十]{1,2}月[^，。]{1,12}?)(?:准时|正式)?(?:开始|举行|举办|召开|进行|开幕|开席|开)$"
+)
+_DEADLINE = re.compile(r"(?<=[\u4e00-\u9fff])的?(?P<w>报名)?截止(?:到|于|至|日期是|时间是)")
+
+
 def things(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     said = text  # the person's words; the split reads "时长两个小时" as "时长为两个小时"
+    if (m := _STARTS.match(text)) and (sub := subject(m["s"])) and sub.kind == "event":
+        if not sub.attr and (when := ruledates.future(m["t"], now)) is not None:
+            return [make("fact", who.subject, f"plan: {zh_about(sub.key, who)}",
+                         _said(said, who) + date_zh(when), 0.88, 0.7, "zh:event-time")]  # fmt: skip
+    text = _DEADLINE.sub(lambda m: f"的{m['w'] or ''}截止时间是", text, count=1)
     text = _VERBLESS.sub("时长为", text)
+    text = _FEE.sub(
+        lambda m: f"的{m['w']}为{m['per'] or ''}{m['per2'] or ''}{m['n']}", text, count=1
+    )
     m = _SPLIT.search(text)
     if m is None:
         return []
@@ -717,13 +894,14 @@ def things(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
 _NEAR = re.compile(
     r"^我(?:们|家)?(?P<at>家|小区|公司|学校|单位|宿舍|办公室|住的地方|这边|那边)?"
     r"(?P<where>楼下|附近|对面|旁边|门口|隔壁|楼上|后面|前面|周边|里面?|边上)"
-    r"(?:新开了|开了|有)(?:一|两|几)?(?:家|个|座|所|间|条|片|处)"
+    r"(?:新开了|开了|有|就是|是)(?:一|两|几)?(?:家|个|座|所|间|条|片|处)?"
     r"(?:叫(?P<n>[^，。的]{2,12})的|(?P<h>[^，。]{1,8}?)[，,]?叫(?P<m>[^，。]{2,12})$)?"
     r"(?P<head>[^，。]{0,10})$"
 )
 _LATELY = re.compile(
     r"^我(?P<t>最近|现在|目前|这段时间|这阵子|近期|今年|正)?(?:在|正在)"
-    r"(?P<x>(?:学|练|练习|备考|准备|考|研究|自学|读|上|追|写|健身|减肥|戒|养)[^，。]{1,12})$"
+    r"(?P<x>(?:学|练|练习|备考|准备|考|研究|自学|读|上|追|写|健身|减肥|戒|养)[^，。]{1,12}|"
+    r"健身|减肥|备孕|装修|找工作|创业|考研|养病|戒烟|戒酒|戒糖)$"
 )
 
 
@@ -782,11 +960,17 @@ _HOURS = re.compile(
 
 
 _DAY_PARTS = r"早上|上午|中午|下午|晚上|白天|夜里"
+# "只开到下午两点", "营业到晚上十点": open until a time.
+_OPEN_UNTIL = re.compile(
+    r"^(?P<s>[^，。]{2,20}?)(?:每天|平时|工作日|周末)?(?:一般|通常|都)?(?:只|就)?(?:开|营业|开门|开放)"
+    r"(?:到|至)(?P<t>(?:第二天)?(?:早上|上午|中午|下午|傍晚|晚上|凌晨|半夜)?"
+    r"[零一二两三四五六七八九十\d]{1,3}(?:点|[:：]\d\d)(?:半)?)(?:左右|钟)?$"
+)
 
 
 def hours(text: str, who: Ctx) -> list[RuleCandidate]:
     """ "我们家附近的菜市场早上六点开门": when the person's place opens or closes."""
-    m = _HOURS.match(text)
+    m = _OPEN_UNTIL.match(text) or _HOURS.match(text)
     timed = r"\d|[零一二两三四五六七八九十]点|周|日|末|假|小时|全天|通宵|无休|" + _DAY_PARTS
     if m is None or not re.search(timed, m["t"] or ""):
         return []
@@ -815,6 +999,26 @@ def own_place(text: str, who: Ctx) -> list[RuleCandidate]:
     return [make("fact", who.subject, predicate, _said(text, who), 0.88, 0.7, "zh:own-place")]
 
 
+# What one of the person's places offers: "我们公司的健身房对员工免费开放", "我们食堂早上七点
+# 开始供应早餐", "我家楼下的超市可以送货上门" (only the person's own places: "健身房提供毛巾" is
+# about no place in particular).
+_OFFERS = re.compile(
+    r"^(?P<s>我[^，。]{1,20}?)(?P<t>(?:每天|早上|上午|中午|下午|晚上|全天|周末|平时|工作日)"
+    r"[^，。]{0,8}?)?(?:开始|也|还|都)?(?:免费)?(?P<v>提供|供应|卖|出售|支持|可以|能|只收|接受|"
+    r"对[^，。]{1,8}?(?:免费)?开放)(?P<x>[^，。]*)$"
+)
+
+
+def offers(text: str, who: Ctx) -> list[RuleCandidate]:
+    m = _OFFERS.match(text)
+    if m is None or not (sub := subject(m["s"])) or sub.kind != "place" or sub.attr:
+        return []
+    if not m["v"].endswith("开放") and not zh_clean(m["x"]) or re.search(r"什么|哪|谁|吗", text):
+        return []
+    predicate = f"place: {zh_about(sub.key, who)}: offers"
+    return [make("fact", who.subject, predicate, _said(text, who), 0.85, 0.5, "zh:place-offers")]
+
+
 # How long the person has had a thing: "我的笔记本电脑已经用了五年了", "这辆车我开了八年".
 _HAD_FOR = re.compile(
     rf"^(?P<s>我[^，。]{{1,14}}?)(?:已经|都|一共)?(?:用|开|骑|戴|穿|养)了(?P<x>{_N}多?(?:年|个月)多?)了?$"
@@ -825,8 +1029,70 @@ def had_for(text: str, who: Ctx) -> list[RuleCandidate]:
     m = _HAD_FOR.match(text)
     if m is None or not (sub := subject(m["s"])) or sub.kind != "item" or sub.attr:
         return []
+    if re.match(r"我(?:开|骑|戴|穿|用|养)", m["s"]):
+        return []  # "我开车开了十年": how long they have driven, not how old a car is
     predicate = f"item: {zh_about(sub.key, who)}: owned for"
     return [make("fact", who.subject, predicate, _said(text, who), 0.85, 0.5, "zh:item-age")]
+
+
+# A thing the person bought, where or when: "我上周在优衣库买了一件羽绒服". The thing is
+# theirs (a gift bought for someone, "给我妈买了…", is not read here), so it is the item's
+# `bought`; "…，花了五百九" goes on about it (goes_on reads it as "我买的羽绒服花了五百九").
+_BOUGHT = re.compile(
+    r"^我(?P<t>[^，。在给]{0,8}?)(?:在(?P<at>[^，。给]{1,12}?))?(?:新|刚刚|刚|又|终于)?"
+    r"(?:买了|入手了|换了|订了|网购了)(?:一|两)?(?:个|台|件|辆|部|双|只|块|把|套|本|条|款|张|"
+    r"架|副|顶|瓶|支|盏|面)?(?P<x>[^，。了]{1,10})$"
+)
+
+
+def _bought(text: str) -> tuple[Subject, str] | None:
+    m = _BOUGHT.match(text)
+    if m is None or not (m["t"] or m["at"]) or re.search(r"什么|哪|谁", text):
+        return None  # "我买了一个手机" with neither place nor time says little
+    if re.search(rf"{_RELATION}|们|[他她]", m["t"]):
+        return None  # "我朋友上周在宜家买了一个书架": the friend's, not the person's
+    sub = subject("我的" + m["x"])
+    return (sub, m["x"]) if sub and sub.kind == "item" and not sub.attr else None
+
+
+def bought(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
+    if (found := _bought(text)) is None:
+        return []
+    sub, _thing_said = found
+    when = ruledates.past(text, now)
+    content = _said(text, who) + (date_zh(when) if when else "")
+    predicate = f"item: {zh_about(sub.key, who)}: bought"
+    return [make("fact", who.subject, predicate, content, 0.85, 0.5, "zh:item-bought")]
+
+
+# The person's part in an event: "我是这次年会的主持人", "我负责公司的年会策划".
+_HOST_ROLES = {"主持人": "host", "负责人": "host", "组织者": "organiser", "策划": "organiser",
+               "策划人": "organiser", "司仪": "host"}  # fmt: skip
+_MY_ROLE = re.compile(
+    r"^我(?:是|担任|当|做)(?P<e>[^，。]{2,16}?)的(?P<r>主持人|负责人|组织者|策划人?|嘉宾|评委|志愿者|"
+    r"领队|讲师|主讲人|伴郎|伴娘|司仪|摄影师|裁判)$|^我负责(?P<e2>[^，。]{2,16}?)的?(?:策划|组织|筹备)$"
+)
+# An event the person signed up for: "我报名了下个月的半程马拉松".
+_SIGNED_UP = re.compile(r"^我(?:已经)?(?:报名了|报名参加了|报了名的是|报了)(?P<e>[^，。]{2,20})$")
+
+
+def my_role(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
+    if m := _MY_ROLE.match(text):
+        sub = subject(m["e"] or m["e2"])
+        if sub is None or sub.kind != "event" or sub.attr:
+            return []
+        role = _HOST_ROLES.get(m["r"] or "负责人", "role")
+        return [make("fact", who.subject, f"event: {zh_about(sub.key, who)}: {role}",
+                     _said(text, who), 0.88, 0.7, "zh:event-my-role")]  # fmt: skip
+    if m := _SIGNED_UP.match(text):
+        sub = subject(m["e"])
+        if sub is None or sub.kind != "event" or sub.attr or re.search(r"什么|哪", text):
+            return []
+        when = ruledates.future(m["e"], now)
+        content = _said(text, who) + date_zh(when)
+        return [make("fact", who.subject, f"plan: {zh_about(sub.key, who)}", content, 0.88, 0.7,
+                     "zh:event-signed-up")]  # fmt: skip
+    return []
 
 
 # An event that comes back: "亲子读书会每个月第一个周六举行".
@@ -837,7 +1103,9 @@ _RECURS = re.compile(
 
 
 # An event called off: "今年的年会取消了" (the plan's key, so it supersedes the plan).
-_CALLED_OFF = re.compile(r"^(?P<s>[^，。]{2,20}?)(?:已经|临时|突然)?(?:被)?(?:取消|延期)了$")
+_CALLED_OFF = re.compile(
+    r"^(?P<s>[^，。]{2,20}?)(?:已经|临时|突然)?(?:被)?(?:取消|延期|推迟|改期)了$"
+)
 
 
 def called_off(text: str, who: Ctx) -> list[RuleCandidate]:
@@ -893,7 +1161,8 @@ def distance(text: str, who: Ctx) -> list[RuleCandidate]:
 # The person's own body and signs: "我身高一米七五", "我血型是O型", "我属龙", "我是双鱼座".
 _SELF_ATTRS = {"身高": "height", "体重": "weight", "血型": "blood type", "星座": "zodiac sign",
                "属相": "zodiac animal", "生肖": "zodiac animal", "鞋码": "shoe size",
-               "视力": "eyesight"}  # fmt: skip
+               "视力": "eyesight", "MBTI": "MBTI", "mbti": "MBTI", "人格类型": "MBTI",
+               "近视度数": "eyesight", "度数": "eyesight"}  # fmt: skip
 _SELF = re.compile(
     rf"^我的?(?P<a>{'|'.join(_SELF_ATTRS)})(?:是|有|为|大概|大约|差不多)*(?P<x>[^，。]{{1,12}})$"
     r"|^我属(?P<z>[鼠牛虎兔龙蛇马羊猴鸡狗猪])的?$"
@@ -940,7 +1209,13 @@ _GOES_ON = re.compile(
 _PERSON_GOES_ON = re.compile(
     r"^(?:今年|现在|目前|已经|如今)?(?:[\d一二两三四五六七八九十]{1,3}岁|住在|在[^，。]{1,12}(?:工作|上班)|"
     r"是(?:一名|一位|一只|一条)|毕业于|来自|老家|家乡|是[^，。的]{1,8}人$|姓[\u4e00-\u9fff]$|在读|"
-    r"正在读)"
+    rf"正在读|(?:上|读|在读)(?:{_GRADE})|"
+    r"在[^，。]{1,12}(?:读书|上学|留学|读研|读博)|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|"
+    # round 6: what they did before, studied, teach, like, cannot eat
+    r"(?:以前|之前|年轻时|年轻的时候|退休前)(?:是|在|当过|做过)|(?:大学)?(?:学|读)的(?:专业)?是|"
+    r"教(?:语文|数学|英语|物理|化学|生物|历史|地理|政治|音乐|美术|体育|钢琴|舞蹈)$|"
+    r"(?:特别|很|最|非常)?(?:喜欢|爱)|对[^，。]{1,8}过敏|是[^，。]{2,12}毕业的$|是(?:个|一个)|"
+    r"(?:每天|每周|每个?月|每年|平时|一般)(?![^，。]*(?:很|太|好)))"
 )
 
 
@@ -976,6 +1251,11 @@ def goes_on(before: str, clause: str, now: datetime) -> str | None:
     read as "公司年会的时间是下周六"; "我的上司叫赵雅琳，老家在河北" as "我的上司老家在河北". None
     when the clause has a subject of its own or the one before names nothing."""
     attr = _GOES_ON.match(clause)
+    if (got := _bought(before)) and re.match(r"(?:一共|总共|共)?花了", clause):
+        return f"我买的{got[1]}{clause}"  # "我在宜家买了一个书架，花了三百五"
+    off = _CALLED_OFF.match(before)
+    if off and clause.startswith(_MOVED) and (sub := subject(off["s"])) and sub.kind == "event":
+        return off["s"] + clause  # "周五的团建取消了，改到下周五": the event's new time
     if person := _CHAIN.match(before):
         if attr and attr["a"] in PEOPLE_ATTRS or _PERSON_GOES_ON.match(clause):
             return before[: person.start("rest")] + clause
@@ -988,17 +1268,39 @@ def goes_on(before: str, clause: str, now: datetime) -> str | None:
     head = before[: m.start()]
     if not subject(head) and _AUX.search(head):
         head = _AUX.sub("", head)
-    if not (sub := subject(head)) or sub.attr or verb and sub.kind != "event":
+    if not (sub := subject(head)) or sub.attr:
         return None
+    if verb and sub.kind != "event" and not (sub.kind == "item" and verb.group() == "花了"):
+        return None  # "我的自行车是在迪卡侬买的，花了一千二": the bike's price
     return f"{head}的{clause}" if attr else head + clause
+
+
+# A name first, then who they are: "张伟是我的大学室友", "王姐是我们部门的主管", "小李是我的
+# 健身教练" read as "我的大学室友叫张伟" (the same key as when said that way).
+_NAME_FIRST = re.compile(
+    rf"^(?P<n>(?:[小老阿][\u4e00-\u9fff]|[{_SURNAMES}][\u4e00-\u9fff]{{1,2}}|[{_SURNAMES}](?:姐|哥|总|工|"
+    r"老师|医生|阿姨|叔叔|师傅|经理|主任|教练))|[A-Z][a-z]+)是(?P<who>我(?:们|家)?的?.{1,12})$"
+)
+
+
+def name_first(text: str) -> str | None:
+    """ "张伟是我的大学室友" -> "我的大学室友叫张伟", or None when what follows is no person."""
+    m = _NAME_FIRST.match(text)
+    if m is None:
+        return None
+    person = _CHAIN.match(m["who"] + "叫" + m["n"])
+    if person is None or person["rest"] != "叫" + m["n"]:
+        return None
+    return m["who"] + "叫" + m["n"]
 
 
 def chinese(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     """Candidates for one Chinese clause (hedges already removed), or []."""
-    for step in (self_attrs, people, own_place, had_for, distance, recurring, called_off, hours,
-                 nearby, lately, described):  # fmt: skip
+    for step in (self_attrs, people, place_people, own_place, had_for, distance, recurring,
+                 called_off, hours, nearby, lately, described, offers):  # fmt: skip
         if found := step(text, who):
             return found
-    if found := runs(text, who, now) or expires(text, who, now) or own_event(text, who, now):
+    if found := (runs(text, who, now) or expires(text, who, now) or own_event(text, who, now)
+                 or bought(text, who, now) or my_role(text, who, now)):  # fmt: skip
         return found
     return things(text, who, now)

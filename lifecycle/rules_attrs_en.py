@@ -75,6 +75,7 @@ PLACES = (
     "company", "department", "campus", "dorm", "factory", "warehouse", "shop", "convenience store",
     "laundromat", "bakery", "restaurant", "market", "daycare", "university", "college",
     "place", "spot", "joint", "food court", "food truck", "deli", "bistro", "tea house",
+    "apartment", "flat", "condo",
 )  # fmt: skip
 EVENTS = (
     "dinner", "lunch", "party", "meeting", "review", "offsite", "off-site", "conference",
@@ -139,7 +140,10 @@ def said(text: str, who: Ctx) -> str:
     to" -> "the gym the user goes to", "my" -> "the user's" (then "their")."""
     person = who.en if who.en != "The user" else "the user"
     poss = who.en_poss if who.en != "The user" else "the user's"
-    if m := re.search(r"\bI(?:'m| am)\s+|\bI\s+", text):
+    if m := re.search(r"\bI(?:'ve|’ve| have)\s+(?=been|had|worked|lived|owned|used)", text):
+        rest = re.sub(r"\bmy\b|\bour\b", "their", text[m.end() :], flags=re.I)
+        text = f"{text[: m.start()]}{person} has {rest}"  # "I've been learning …"
+    elif m := re.search(r"\bI(?:'m| am)\s+|\bI\s+", text):
         rest = text[m.end() :]
         if m[0].strip() != "I":
             rest = "is " + re.sub(r"\bmy\b|\bour\b", "their", rest, flags=re.I)
@@ -191,6 +195,7 @@ _PERSON_SAID = (
     (r"(?:is|'s)\s+(?:now\s+)?(?:working|employed)\s+(?:at|for|by)\s+(?P<x>.+)", "employer"),
     (r"graduated\s+from\s+(?P<x>.+)", "school"),
     (r"(?:turns|turned|will\s+turn|is\s+turning|just\s+turned)\s+(?P<x>\d{1,3})\b.*", "age"),
+    (r"are\s+(?P<x>\d{1,2}(?:,\s*\d{1,2})*\s+and\s+\d{1,2})(?:\s+years\s+old)?", "age"),
     (r"(?:just\s+|recently\s+|has\s+)?(?:moved|relocated)\s+to\s+(?P<x>(?-i:[A-Z]).+)", "location"),
     (r"(?:was|were)\s+born\s+(?:in|on)\s+(?P<x>(?:\d{4}|(?:January|February|March|April|May|June|"
      r"July|August|September|October|November|December)\b).*)", "birthday"),
@@ -202,6 +207,36 @@ _PERSON_SAID = (
     (rf"(?:is|'s)\s+(?:now\s+)?(?:a|an)\s+(?P<x>(?:[\w-]+\s+){{0,2}}(?:{_alt(JOB_WORDS)})\b.*)",
      "occupation"),
     (r"(?:is|'s)\s+(?:called|named)\s+(?P<x>.+)", ""),
+    # Round 6: a name with a title ("is Mrs. Patel", "is Dr Chen"), children, allergies,
+    # diet, what they drive, how long they have worked somewhere.
+    (r"(?:is|'s)\s+(?P<x>(?:Mr|Mrs|Ms|Miss|Dr|Prof|Professor|Coach)\.?\s+(?-i:[A-Z])[\w'-]+)"
+     r"(?:\s+(?:on|at|in)\s+.+)?", ""),
+    (rf"(?:was|used\s+to\s+be)\s+(?:a|an)\s+(?P<x>(?:[\w-]+\s+){{0,2}}(?:{_alt(JOB_WORDS)}))\b.*",
+     "past occupation"),
+    (r"teaches\s+(?P<x>[\w' -]{2,30})", "subject taught"),
+    (r"has\s+(?P<x>(?:one|two|three|four|five|\d)\s+(?:kids?|children|sons?|daughters?|"
+     r"grandkids|grandchildren))\b.*", "children"),
+    (r"(?:is|'s)\s+(?:severely\s+|very\s+|mildly\s+)?allergic\s+to\s+(?P<x>.+)", "allergy"),
+    (r"(?:is|'s)\s+(?P<x>vegetarian|vegan|pescatarian|gluten-free|lactose\s+intolerant)", "diet"),
+    (r"(?:doesn't|does\s+not|never)\s+(?P<x>(?:eat|drink|smoke)\b.*)", "diet"),
+    (r"drives\s+(?:a|an)\s+(?P<x>.+)", "car"),
+    (r"(?:just\s+|recently\s+)?started\s+(?:a\s+new\s+job\s+|working\s+)?at\s+(?P<x>(?-i:[A-Z]).+)",
+     "employer"),
+    (r"speaks\s+(?P<x>(?-i:[A-Z])\w+(?:(?:,\s*|\s+and\s+)(?-i:[A-Z])\w+)*)(?:\s+fluently)?",
+     "languages"),
+    (r"(?:was|were)\s+born\s+(?P<x>last\s+\w+|yesterday|\w+\s+(?:days|weeks|months)\s+ago)",
+     "birthday"),
+    (r"(?:is|'s)\s+(?:based\s+)?in\s+(?P<x>(?-i:[A-Z]).+)", "location"),
+    (r"are\s+both\s+(?P<x>(?:retired\s+)?[\w-]+s)", "occupation"),
+    (r"(?:is|'s)\s+(?:now\s+)?learning\s+(?:to\s+|how\s+to\s+)?"
+     r"(?!a\s+lot|so\s+much|fast|quickly|quick|new\s+things|a\s+bit|slowly)(?P<x>[\w' -]{2,30})",
+     "learning"),
+    (r"(?:just\s+|recently\s+)?started\s+(?P<x>kindergarten|preschool|daycare|nursery|school|"
+     r"(?:first|second|third)\s+grade|college|university|high\s+school|middle\s+school)", "grade"),
+    (r"(?:had|has\s+had)\s+(?P<x>(?:a\s+|an\s+)?[\w-]+\s+(?:surgery|operation|replacement))\b.*",
+     "health"),
+    (r"(?:has\s+)?(?:worked|been\s+working|taught)\s+(?:at|for|in)\s+(?P<x>.+?\s+for\s+"
+     r"(?:\w+|\d+)\s+years?)", "years in work"),
     (r"(?:now\s+)?(?:runs|owns|opened|has\s+opened|started|manages)\s+(?:a|an|his\s+own|her\s+own|"
      r"their\s+own)\s+(?P<x>(?:[\w'-]+\s+){0,3}(?:shop|store|restaurant|café|cafe|bakery|bar|"
      r"business|company|firm|agency|studio|salon|clinic|practice|startup|gym|farm|hotel|"
@@ -243,7 +278,10 @@ def _people(text: str, who: Ctx, qualifier: str = "", now=None) -> list[RuleCand
         if re.fullmatch(pattern, rest, re.I):
             predicate = f"{base}: {attribute}" if attribute else base
             found = _add(who, predicate, text, 0.88, f"en:{group}-attribute")
-            if attribute == "age" and (when := ruledates.future(rest, now or datetime.now())):
+            # "turns 50 next month" is dated ahead; "turned 70 in March" is past
+            said_past = re.match(r"(?:just\s+)?turned\b", rest, re.I)
+            dated = ruledates.past if said_past else ruledates.future
+            if attribute == "age" and (when := dated(rest, now or datetime.now())):
                 found = [replace(c, content=c.content + date_en(when)) for c in found]
             return found
     if group == "pet" and (b := _BREED.fullmatch(rest)):
@@ -364,6 +402,11 @@ _PLACE_SAID = (
         "{a}",
     ),
     (rf"^{_OURS}\s+{_IS}\s+(?P<x>(?:{_WHERE})\b.+|right\s+(?:{_WHERE})\b.+)$", ""),
+    # what it has or offers: "our office has a rooftop terrace", "the gym I go to has a sauna"
+    (
+        rf"^{_OURS}\s+(?:has|have|offers|serves|sells)\s+(?P<x>(?!(?:no|nothing)\b).{{3,}})$",
+        "features",
+    ),
     (
         rf"^{_OURS}\s+(?:opens|closes|is\s+open|is\s+closed)\s+(?P<x>(?:at|on|from|until|till|"
         rf"every|daily|24)\b.+)$",
@@ -384,7 +427,30 @@ _NEARBY = re.compile(
 )
 
 
+# Someone the person goes to, told as where they are: "the dentist I go to is on Baker
+# Street", "my GP's practice is next to the station" (the practice: `place: dentist`).
+_PROVIDER = (
+    r"dentist|doctor|gp|vet|physio|physiotherapist|hairdresser|barber|optician|chiropractor|"
+    r"pediatrician|paediatrician|dermatologist|therapist|osteopath|orthodontist|nail\s+salon"
+)
+_PROVIDER_PLACE = re.compile(
+    rf"^(?:the\s+(?P<p>{_PROVIDER})\s+(?:that\s+)?(?:I|we)\s+(?:usually\s+|always\s+|normally\s+)?"
+    rf"(?:go\s+to|see|use)|(?:my|our)\s+(?P<q>{_PROVIDER})(?:'s|’s)\s+(?:office|practice|"
+    rf"clinic|surgery))\s+(?:is|'s)\s+(?P<x>(?:right\s+)?(?:{_WHERE})\b.+)$",
+    re.I,
+)
+
+
+_PASSING_EN = re.compile(
+    r"\b(?:today|tonight|now|right\s+now|this\s+(?:morning|week|weekend)|a\s+lot\s+of\s+people|"
+    r"so\s+many|crowded|no\s+\w+\s+left)\b",
+    re.I,
+)
+
+
 def places(text: str, who: Ctx) -> list[RuleCandidate]:
+    if (m := _PROVIDER_PLACE.match(text)) and not _TIME.search(m["x"]):
+        return _add(who, f"place: {key(m['p'] or m['q'])}", text, 0.88, "en:place-provider")
     if m := _NEARBY.match(text):  # "there's a 24-hour pharmacy near my place"
         home = m["o"].split()[-1]  # "my place", "our building"
         where = f"{m['p']} {m['w']} {home}"
@@ -401,6 +467,12 @@ def places(text: str, who: Ctx) -> list[RuleCandidate]:
         # A time after a place is an event's ("the gym is on Monday"), unless it is its hours.
         timed = attribute != "opening hours" and _TIME.search(m["x"]) if m else False
         vague = m and m["p"].lower() in ("place", "spot", "joint") and not m["pm"]
+        if (
+            m
+            and attribute == "features"
+            and (not (m["q"] or re.match(r"(?:my|our)\b", text, re.I)) or _PASSING_EN.search(text))
+        ):
+            continue  # "the park has a lot of people today": how it is now, and no one's
         if vague or m and m["pm"] and not (m["q"] or re.match(r"(?:my|our)\b", text, re.I)):
             continue  # "the new yoga studio is on Elm St": "yoga" only with the person's own
         if m and not timed:
@@ -443,6 +515,21 @@ _EVENT_SAID = (
     (rf"^{_THE}{_EVENT}\s+{_IS}\s+(?:being\s+)?(?:hosted|run|organi[sz]ed|led|chaired)\s+by\s+"
      rf"(?P<x>.+)$", "host"),
     (rf"^{_THE}{_EVENT}\s+{_IS}\s+(?:held\s+)?(?P<x>(?:at|in|on)\s+.+)$", "when or where"),
+    # "the potluck starts at 6 pm on Saturday": its time
+    (rf"^{_THE}{_EVENT}\s+(?:starts|begins|kicks\s+off|will\s+start|will\s+begin|is\s+starting)\s+"
+     rf"(?P<x>(?:at|on|in|next|this|tomorrow|tonight)\b.+)$", "time"),
+    # "registration for the marathon closes on Friday"
+    (rf"^(?:the\s+)?(?:registration|sign-?ups?|enrol(?:l)?ment)\s+(?:for|to)\s+{_THE}{_EVENT}\s+"
+     rf"(?:closes|ends|is\s+due|is\s+open\s+until)\s+(?P<x>.+)$", "deadline"),
+    # "the wedding is black tie"
+    (rf"^{_THE}{_EVENT}\s+{_IS}\s+(?P<x>black[\s-]tie|white[\s-]tie|smart[\s-]casual|business[\s-]casual|"
+     rf"semi-formal|formal|cocktail\s+attire|fancy\s+dress|costume(?:\s+only)?)$", "dress code"),
+    # "the conference dress code is business casual": the attribute word without 's
+    (rf"^{_THE}{_EVENT}\s+(?P<a>{_alt(EVENT_ATTRS)})\s+{_IS}\s+(?P<x>.+)$", "{a}"),
+    # moved to a new time: the plan's key, so the new time supersedes the old one
+    (rf"^{_THE}{_EVENT}\s+(?:has\s+been|have\s+been|was|got|is\s+being|is)\s+(?:moved|pushed"
+     rf"(?:\s+back)?|rescheduled|postponed|brought\s+forward|changed|shifted)\s+(?:to|until|till)\s+"
+     rf"(?P<x>.+)$", "moved"),
     # called off: the plan's key, so it supersedes the plan
     (rf"^{_THE}{_EVENT}\s+(?:has\s+been|was|is|got|have\s+been)\s+(?P<x>cancell?ed|called\s+off|"
      rf"postponed(?:\s+indefinitely)?)$", "called off"),
@@ -462,14 +549,14 @@ def events(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
             attribute = EVENT_ATTRS[m["a"].lower()]
         event = key(re.sub(r"^(?:the|our|my|this)\s+", "", m["e"], flags=re.I))
         when = ruledates.future(m["x"], now)
-        if attribute in ("time", "when or where") and (when or _TIME.search(m["x"])):
+        if attribute in ("time", "when or where", "moved") and (when or _TIME.search(m["x"])):
             content = said(text, who) + date_en(when)
             return [make("fact", who.subject, f"plan: {event}", content, 0.88, 0.7,
                          "en:event-time")]  # fmt: skip
         if attribute == "called off":
             return [make("fact", who.subject, f"plan: {event}", said(text, who), 0.88, 0.7,
                          "en:event-off")]  # fmt: skip
-        attribute = "place" if attribute == "when or where" else attribute
+        attribute = "place" if attribute in ("when or where", "moved") else attribute
         return _add(who, f"event: {event}: {attribute}", text, 0.88, "en:event-attribute")
     if m := re.match(rf"^{_THE}{_EVENT}\s+{_IS}\s+(?P<x>.+)$", text, re.I):
         if when := ruledates.future(m["x"], now):  # "the team offsite is next Friday"
@@ -517,11 +604,56 @@ def distance(text: str, who: Ctx) -> list[RuleCandidate]:
     return _add(who, f"place: {at}: distance to {key(m['to'])}", text, 0.88, "en:distance")
 
 
+# The person's things said with "I": "I drive a Tesla Model 3", "I've had my bike for six
+# years", "I ride a Brompton". The thing is keyed as "my X" would be.
+_I_DRIVE = re.compile(
+    r"^I\s+(?:now\s+|currently\s+)?(?:drive|ride)\s+(?:a|an)\s+"
+    r"(?P<x>(?:\d{4}\s+)?(?-i:[A-Z])[\w' .-]{1,30}?)"
+    r"(?:\s+(?:to\s+work|these\s+days|now))?\.?$",
+    re.I,
+)
+_I_HAD = re.compile(
+    rf"^I(?:'ve| have)\s+(?P<v>had|owned|used)\s+(?:my|this|that)\s+"
+    rf"(?P<i>(?:[\w-]+\s+)?(?:{_alt(ITEMS)}))"
+    r"\s+for\s+(?P<x>(?:about\s+|almost\s+|over\s+)?(?:\w+|\d+)\s+(?:years?|months?))\.?$",
+    re.I,
+)
+
+
+def own_things(text: str, who: Ctx) -> list[RuleCandidate]:
+    if m := _I_DRIVE.match(text):
+        thing = "bike" if re.search(r"\bride\b", text, re.I) else "car"
+        return _add(who, f"item: {thing}", text, 0.85, "en:item-drive")
+    if m := _I_HAD.match(text):
+        content = f"{who.en} has {m['v'].lower()} their {m['i']} for {m['x']}"
+        return [make("fact", who.subject, f"item: {key(m['i'])}: owned for", content, 0.85, 0.6,
+                     "en:item-age")]  # fmt: skip
+    return []
+
+
+# A name first, then who they are: "Sarah is my boss", "Dr. Kim is my dentist", "Luna is my
+# cat" read as "my boss is called Sarah" (the same key as when said that way).
+_NAME_FIRST = re.compile(
+    r"^(?P<n>(?:(?:Mr|Mrs|Ms|Miss|Dr|Prof|Uncle|Aunt|Auntie|Grandma|Grandpa)\.?\s+)?"
+    r"(?-i:[A-Z][a-z'’-]+)(?:\s+(?-i:[A-Z][a-z'’-]+))?)\s+is\s+(?P<my>my|our)\s+"
+    rf"(?P<r>(?:(?:{_alt(QUALIFIERS)})\s*)?(?:{_MOD})?(?:{_REL}|{_ROLE}))\.?$",
+    re.I,
+)
+
+
+def name_first(text: str) -> str | None:
+    """ "Sarah is my boss" -> "My boss is called Sarah", or None."""
+    m = _NAME_FIRST.match(text)
+    if m is None or m["n"].split()[0].lower() in ("this", "that", "he", "she", "it", "what"):
+        return None
+    return f"{m['my'].capitalize()} {m['r']} is called {m['n']}"
+
+
 def english(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     """Candidates for one English clause (hedges already removed), or []."""
     if found := people(text, who, now):  # "my boss turns 50 next month": a date to resolve
         return found
-    for step in (items, places, distance, lately):
+    for step in (items, own_things, places, distance, lately):
         if found := step(text, who):
             return found
     return events(text, who, now)

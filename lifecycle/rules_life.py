@@ -46,6 +46,9 @@ EN_FAMILY = {
     "adoptive father": "adoptive father", "adoptive mother": "adoptive mother",
     "stepbrother": "stepbrother", "stepsister": "stepsister", "half-brother": "half-brother",
     "half-sister": "half-sister", "grandson": "grandson", "granddaughter": "granddaughter",
+    "stepdad": "stepfather", "stepmom": "stepmother", "stepmum": "stepmother",
+    "in-laws": "parents-in-law", "grandparents": "grandparents", "son-in-law": "son-in-law",
+    "daughter-in-law": "daughter-in-law", "kids": "children", "children": "children",
 }  # fmt: skip
 EN_PEOPLE = {
     "boss": "boss", "manager": "manager", "colleague": "colleague", "coworker": "colleague",
@@ -56,13 +59,18 @@ EN_PEOPLE = {
     "teacher": "teacher", "mentor": "mentor", "therapist": "therapist", "landlord": "landlord",
     "classmate": "classmate", "schoolmate": "schoolmate", "teammate": "teammate",
     "neighbours": "neighbors", "neighbors": "neighbors", "roommates": "roommates",
-    "flatmates": "roommates",
+    "flatmates": "roommates", "landlady": "landlord",
 }  # fmt: skip
 EN_PETS = {"cat": "cat", "dog": "dog", "kitten": "cat", "puppy": "dog", "rabbit": "rabbit",
+           # a breed said instead of the animal: "we have a golden retriever named Max"
+           "retriever": "dog", "labrador": "dog", "lab": "dog", "corgi": "dog", "poodle": "dog",
+           "beagle": "dog", "husky": "dog", "terrier": "dog", "dachshund": "dog",
+           "spaniel": "dog", "shepherd": "dog", "bulldog": "dog", "tabby": "cat",
            "parrot": "parrot", "hamster": "hamster", "horse": "horse",
            "turtle": "turtle"}  # fmt: skip
 _EN_RELATIONS = EN_RELATIONS = {**EN_FAMILY, **EN_PEOPLE, **EN_PETS}
 _EN_REL = "|".join(sorted(map(re.escape, _EN_RELATIONS), key=len, reverse=True))
+EN_REL_ALT = _EN_REL  # the relation words as one alternation, for lifecycle.rules
 _EN_MOD = r"(?:(?P<mod>older|younger|little|big|eldest|oldest|youngest|twin|step|new)\s+)?"
 _NAME = r"(?-i:[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,2})"  # capitalised, even under re.I
 _NUMBER_WORDS = r"\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
@@ -88,7 +96,11 @@ ZH_FAMILY = {
     "继父": "stepfather", "继母": "stepmother", "后妈": "stepmother", "后爸": "stepfather",
     "养父": "adoptive father", "养母": "adoptive mother", "干妈": "godmother",
     "干爹": "godfather", "干儿子": "godson", "干女儿": "goddaughter", "那口子": "spouse",
-    "另一半": "spouse",
+    "另一半": "spouse", "表舅": "uncle (表舅)", "表叔": "uncle (表叔)", "表姨": "aunt (表姨)",
+    "表姑": "aunt (表姑)", "堂叔": "uncle (堂叔)", "曾祖父": "great-grandfather",
+    "曾祖母": "great-grandmother", "太爷爷": "great-grandfather", "太奶奶": "great-grandmother",
+    "孙媳妇": "granddaughter-in-law", "儿媳": "daughter-in-law", "儿媳妇": "daughter-in-law",
+    "女婿": "son-in-law", "妯娌": "sister-in-law", "连襟": "brother-in-law",
 }  # fmt: skip
 # Relatives said by their rank: "小姨", "二叔", "大舅妈", "三姐". Keyed with the word ("aunt
 # (小姨)") so two aunts are two people. Not "大叔" (any man), "小哥" / "小姐" (strangers).
@@ -115,6 +127,7 @@ ZH_PEOPLE = {
     "老师": "teacher", "班主任": "head teacher", "班主任老师": "head teacher",
     "同学": "classmate", "发小": "childhood friend",
     "合伙人": "business partner", "客户": "client", "下属": "report", "房东": "landlord",
+    "新人": "new colleague", "实习生": "intern", "同组同事": "colleague",
     "师傅": "mentor", "教练": "coach", "牙医": "dentist", "医生": "doctor", "组长": "team lead",
     "上级": "boss", "同桌": "deskmate", "校友": "alumnus", "队友": "teammate",
     "战友": "comrade", "学长": "senior schoolmate", "学姐": "senior schoolmate",
@@ -123,7 +136,12 @@ ZH_PEOPLE = {
     "舍友": "roommate", "网友": "online friend", "搭子": "buddy", "搭档": "partner at work",
 }  # fmt: skip
 ZH_PETS = {"猫咪": "cat", "小猫": "cat", "猫": "cat", "小狗": "dog", "狗狗": "dog", "狗": "dog",
-           "兔子": "rabbit", "鹦鹉": "parrot", "仓鼠": "hamster"}  # fmt: skip
+           "兔子": "rabbit", "鹦鹉": "parrot", "仓鼠": "hamster", "乌龟": "turtle",
+           # a breed said instead of the animal: "我养了一只金毛，叫旺财"
+           "金毛": "dog", "柯基": "dog", "泰迪": "dog", "哈士奇": "dog", "边牧": "dog",
+           "拉布拉多": "dog", "柴犬": "dog", "比熊": "dog", "萨摩耶": "dog", "博美": "dog",
+           "橘猫": "cat", "布偶猫": "cat", "英短": "cat", "美短": "cat", "狸花猫": "cat",
+           "蓝猫": "cat", "暹罗猫": "cat"}  # fmt: skip
 _ZH_RELATIONS = ZH_RELATIONS = {**ZH_FAMILY, **ZH_PEOPLE, **ZH_PETS}
 _ZH_REL = "|".join(sorted(map(re.escape, _ZH_RELATIONS), key=len, reverse=True))
 ZH_WHO = _ZH_REL  # a clause ending with one of these may be followed by its name
@@ -198,8 +216,9 @@ class _En:
         self.found.append(make(kind, subject, predicate, content, conf, imp, pattern))
 
     def run(self) -> list[RuleCandidate]:
-        for step in (self.age, self.move, self.location, self.relations, self.work,
-                     self.school, self.food, self.habit, self.plan, self.event):  # fmt: skip
+        for step in (self.age, self.move, self.background, self.location, self.relations,
+                     self.work, self.school, self.food, self.habit, self.plan,
+                     self.event):  # fmt: skip
             step()
             if self.found:
                 break
@@ -303,8 +322,9 @@ class _En:
             self.add("fact", predicate, f"{who.en} {verb} {m['n']}", 0.9, "en:married")
             return
         if m := re.search(
-            rf"\b(?:I|we)\s+(?:just\s+|recently\s+)?(?:adopted|got|rescued)\s+(?:a|an)\s+"
-            rf"(?P<r>{'|'.join(EN_PETS)})\b.*?(?:called|named|(?:her|his|its) name is)\s+"
+            r"\b(?:I|we)\s+(?:just\s+|recently\s+)?(?:adopted|got|rescued|have|own)\s+(?:a|an)\s+"
+            rf"(?:[\w-]+\s+)?(?P<r>{'|'.join(EN_PETS)})\b.*?"
+            r"(?:called|named|(?:her|his|its) name is)\s+"
             rf"(?P<n>{_NAME})",
             t,
             re.I,
@@ -392,14 +412,88 @@ class _En:
                 return
         if when := ruledates.future(rest, self.now):
             event = _en_clean(rest, [when])
+            if not event:
+                return  # "… for my wife on Saturday": nothing said of the wife herself
             content = f"{poss} {event}{_date_en(when)}"
             self.add("fact", f"plan: {key(base.split(': ', 1)[1])} {key(event)}", content, 0.85,
                      "en:event")  # fmt: skip
+
+    def background(self):
+        """What they studied, when they married, what they can do, what kind of sleeper they
+        are: "I studied chemistry at Purdue", "I got married in 2015", "I speak French and
+        German", "I can't swim", "I'm a night owl"."""
+        t, who = self.text.rstrip(". "), self.who.en
+        said = f"{who} {third(t[1:].strip())}".replace(" my ", " their ")
+        if re.fullmatch(
+            r"I\s+live\s+(?:right\s+)?(?:near|close\s+to|next\s+to|by|around\s+the\s+corner\s+from)\s+"
+            r"(?:the\s+)?(?-i:[A-Z])[^,;]{1,40}",
+            t,
+            re.I,
+        ):  # near a landmark: where home is, not the city (no "location" to supersede)
+            self.add("fact", "place: home: near", said, 0.85, "en:home-near")
+            return
+        if m := re.fullmatch(
+            r"I\s+(?:studied|majored\s+in|did\s+(?:a\s+degree\s+in|my\s+degree\s+in))\s+"
+            r"(?P<x>[\w' -]{2,30}?)\s+at\s+(?P<s>(?-i:[A-Z])[^,;]{1,40})",
+            t,
+            re.I,
+        ):
+            self.add("fact", "major", f"{who} studied {m['x']}", 0.88, "en:major")
+            self.add("fact", "school", f"{who} studied at {m['s']}", 0.88, "en:school")
+            return
+        if m := re.fullmatch(
+            r"I\s+got\s+married\s+(?P<x>in\s+\d{4}|\w+\s+years?\s+ago|last\s+\w+)", t
+        ):
+            when = ruledates.past(m["x"], self.now)
+            self.add("fact", "married", f"{who} got married{_date_en(when)}", 0.85, "en:married")
+            return
+        if m := re.fullmatch(
+            r"I\s+(?:can\s+)?speak\s+(?P<x>(?-i:[A-Z])\w+(?:(?:,\s*|\s+and\s+)(?-i:[A-Z])\w+)*"
+            r"|(?:two|three|four|five)\s+languages)(?:\s+fluently)?",
+            t,
+            re.I,
+        ):
+            self.add("fact", "languages", said, 0.85, "en:languages")
+            return
+        if m := re.fullmatch(
+            r"I\s+(?:can't|cannot|can\s+not|don't\s+know\s+how\s+to)\s+(?P<x>swim|drive|cook|ride\s+a\s+bike|"
+            r"ski|skate|dance|sing)",
+            t,
+            re.I,
+        ):
+            skill = m["x"].lower()
+            self.add("fact", f"skill: {skill}", f"{who} cannot {skill}", 0.85, "en:no-skill")
+            return
+        if m := re.fullmatch(
+            r"I(?:'m|\s+am)\s+(?:a\s+|an\s+|definitely\s+a\s+|more\s+of\s+a\s+)(?P<x>night\s+owl|"
+            r"early\s+bird|early\s+riser|light\s+sleeper|"
+            r"heavy\s+sleeper)",
+            t,
+            re.I,
+        ):
+            self.add("identity", f"trait: {m['x'].lower()}", said, 0.85, "en:trait")
 
     # -- work and school --------------------------------------------------------------
 
     def work(self):
         t, who = self.text, self.who.en
+        # What they did before (not what they do now): "I used to work at Google", "I was a
+        # teacher for ten years", "I worked as a nurse before the kids".
+        if m := re.fullmatch(
+            rf"I\s+(?:used\s+to\s+work|worked|once\s+worked)\s+(?:at|for)\s+"
+            rf"(?P<o>(?-i:[A-Z])[^,;]*?){_EN_BACK}\.?|"
+            r"I\s+(?:used\s+to\s+be|was|used\s+to\s+work\s+as|worked\s+as)\s+(?:a|an)\s+"
+            rf"(?P<j>[\w' -]{{2,30}}?)(?:{_EN_WHEN_BACK}|\s+before\s+.+)?\.?",
+            t,
+            re.I,
+        ):
+            said = f"{who} {t[2:].strip().rstrip('.')}".replace(" my ", " their ")
+            if m["o"] and (org := _en_clean(m["o"])):
+                self.add("fact", "past employer", said, 0.88, "en:past-employer", 0.6)
+                return
+            if m["j"] and _job(job := _en_clean(m["j"])):
+                self.add("fact", "past occupation", said, 0.88, "en:past-occupation", 0.6)
+                return
         if m := re.search(
             r"\bI\s+(?:don't|do not|no longer)\s+work\s+(?:at|for)\s+(?P<x>.+)$|"
             r"\bI\s+(?:just\s+|also\s+)?(?:quit|left|lost)\s+(?:my\s+job\s+(?:at|with)\s+)(?P<j>.+)$|"
@@ -500,6 +594,29 @@ class _En:
                 said = f"{who} does not {'smoke' if thing == 'smoking' else 'drink alcohol'}"
                 self.add("preference", f"preference: {thing}", said, 0.9, "en:diet")
             return
+        # "I take the train to work", "I cycle to the office": how they get there.
+        if m := re.fullmatch(
+            r"I\s+(?:usually\s+|always\s+|normally\s+|mostly\s+)?(?:take\s+the\s+(?:train|bus|subway|"
+            r"tube|metro|ferry|tram)|bike|cycle|walk|drive|ride\s+my\s+bike)\s+to\s+"
+            r"(?P<w>work|school|the\s+office|uni|college|class)\.?",
+            t,
+            re.I,
+        ):
+            content = f"{who} {third(t[1:].strip().rstrip('.'))}"
+            self.add("preference", "habit: commute", content, 0.85, "en:commute", 0.6)
+            return
+        # When they sleep and get up: "I go to bed around 11", "I get up at 6:30".
+        if m := re.fullmatch(
+            r"I\s+(?:usually\s+|always\s+|normally\s+|tend\s+to\s+)?(?P<v>go\s+to\s+bed|go\s+to\s+sleep|"
+            r"wake\s+up|get\s+up)\s+(?:at|around|by|before|after)\s+(?:about\s+)?(?P<x>\d{1,2}(?::\d{2})?"
+            r"(?:\s*(?:am|pm|a\.m\.|p\.m\.))?|midnight)(?:\s+(?:every\s+\w+|on\s+weekdays|at\s+night))?\.?",
+            t,
+            re.I,
+        ):
+            what = "bedtime" if "bed" in m["v"] or "sleep" in m["v"] else "wake-up time"
+            content = f"{who} {third(t[1:].strip().rstrip('.'))}"
+            self.add("preference", f"habit: {what}", content, 0.85, "en:sleep", 0.6)
+            return
         # How they get to work: "I commute to work by train", "I usually cycle to the office".
         if m := re.fullmatch(
             r"I\s+(?:usually\s+|always\s+|normally\s+|mostly\s+)?(?:commute|get|go|travel)\s+to\s+"
@@ -525,7 +642,24 @@ class _En:
             self.add("preference", f"preference: {_food_key(m['x'].lower())}: how", content, 0.85,
                      "en:how-taken")  # fmt: skip
             return
-        diets = r"vegetarian|vegan|pescatarian|pescetarian|keto|gluten-free|halal|kosher"
+        diets = (
+            r"vegetarian|vegan|pescatarian|pescetarian|keto|gluten-free|halal|kosher|paleo|"
+            r"dairy-free|plant-based|low-carb|low-fat|low-sodium|sugar-free|raw vegan"
+        )
+        # "I eat vegan", "I'm on a low-carb diet", "I follow a keto diet", "I keep kosher".
+        if m := re.search(
+            rf"\bI\s+(?:(?:mostly|only|strictly|now|usually)\s+)?(?:eat|keep|cook)\s+(?P<x>{diets})"
+            r"(?:\s+(?:now|these\s+days|nowadays|at\s+home))?\W*$"
+            rf"|\bI(?:'m| am)\s+(?:now\s+)?on\s+(?:a|the)\s+(?P<y>{diets}|mediterranean|"
+            rf"ketogenic)\s+diet\b|\bI\s+(?:follow|stick\s+to)\s+(?:a|the)\s+(?P<z>{diets}|"
+            rf"mediterranean|ketogenic)\s+diet\b",
+            t,
+            re.I,
+        ):
+            diet = (m["x"] or m["y"] or m["z"]).lower()
+            content = f"{who} eats {diet}" if m["x"] else f"{who} is on a {diet} diet"
+            self.add("preference", "diet", content, 0.9, "en:diet")
+            return
         if m := re.search(
             rf"\bI(?:'m| am)\s+(?:not|no longer)\s+(?:a\s+)?(?P<x>{diets})\b", t, re.I
         ):
@@ -600,7 +734,8 @@ class _En:
         r"\b(?:every\s+(?:single\s+|other\s+|second\s+|few\s+)?(?:day|morning|evening|night|week|"
         r"weekend|month|year|(?:mon|tues|wednes|thurs|fri|satur|sun)day)s?"
         r"(?:\s+(?:morning|evening|night|afternoon))?|every\s+\w+\s+(?:days|weeks|months)|"
-        r"on\s+(?:weekends|weekdays|(?:mon|tues|wednes|thurs|fri|satur|sun)days)|"
+        r"on\s+(?:weekends|weekdays|(?:mon|tues|wednes|thurs|fri|satur|sun)days)"
+        r"(?:(?:,\s*|\s+and\s+|\s+or\s+)(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days|weekends))*|"
         r"(?:once|twice|\w+\s+times)\s+a\s+(?:day|week|month|year)|daily|weekly|"
         r"most\s+(?:days|mornings|evenings|nights)|each\s+(?:day|morning|evening|week))\b",
         re.I,
@@ -804,6 +939,14 @@ _ZH_CLOCK = re.compile(
     r"(?:早上|晚上|中午|下午|凌晨)?[零一二两三四五六七八九十\d]{1,3}点(?:半|钟)?"
     r"(?P<v>起床|睡觉|上班|下班|吃饭|吃早饭|吃午饭|吃晚饭|午睡|到家|出门)"
 )
+# How long or when, after a past job: "for ten years", "back in 2015".
+_EN_WHEN_BACK = r"\s+for\s+(?:\w+|\d+)\s+years?|\s+(?:back\s+)?in\s+(?:college|\d{4})"
+_EN_BACK = rf"(?:{_EN_WHEN_BACK})?"
+_ZH_BEFORE = (
+    r"以前|之前|过去|曾经|原来|早年|年轻时|年轻的时候|退休前|毕业后|刚毕业的时候|刚毕业时|"
+    r"大学的时候|大学时|读书的时候|上学的时候|读研的时候|读研时"
+)
+_DEGREES = "研究生|本科|博士|硕士|大学|高中|初中|专科"
 # A noun right before "I <verb>" makes it a relative clause ("these figurines I bought", "the
 # pic I took"); an event needs an object or a place beyond a bare pronoun ("I did get this").
 _EN_INSIDE_A_NOUN = re.compile(
@@ -844,8 +987,8 @@ class _Zh:
         self.found.append(make(kind, self.who.subject, predicate, content, conf, imp, pattern))
 
     def run(self) -> list[RuleCandidate]:
-        for step in (self.age, self.move, self.location, self.relations, self.work,
-                     self.food, self.habit, self.plan, self.event):  # fmt: skip
+        for step in (self.age, self.move, self.background, self.location, self.relations,
+                     self.work, self.food, self.habit, self.plan, self.event):  # fmt: skip
             step()
             if self.found:
                 break
@@ -1041,6 +1184,8 @@ class _Zh:
                 self.add("identity" if predicate == "occupation" else "fact", predicate,
                          phrase.format(w=who, x=value), 0.9, name, 0.8)  # fmt: skip
                 return
+        if self.past_work():
+            return
         if m := re.fullmatch(r"我(?:现在|目前)?在(?P<o>.{1,10}?)教(?P<x>.{1,8})", t):
             content = f"{who}在{_zh_clean(m['o'])}教{_zh_clean(m['x'])}"
             self.add("identity", "occupation", content, 0.9, "zh:occupation", 0.8)
@@ -1056,10 +1201,89 @@ class _Zh:
                 self.add("identity", "occupation", f"{who}是{job}", 0.9, "zh:occupation", 0.8)
                 return
         if m := re.search(
-            r"(?:换工作|跳槽)了?[，,]\s*(?:现在)?(?:在|去了)(?P<x>[^，。]{1,10})", self.whole
+            r"(?:换工作|跳槽|换了(?:一份)?新?工作|找到了新工作)了?[，,]\s*(?:现在)?(?:在|去了)"
+            r"(?P<x>[^，。]{1,10})",
+            self.whole,
         ):
             if t.startswith(("现在在", "现在去了", "在", "去了")) and (org := _zh_clean(m["x"])):
+                org, _, job = re.sub(r"(?:做|当|担任|干)", "|", org, count=1).partition("|")
                 self.add("fact", "employer", f"{who}在{org}工作", 0.9, "zh:employer", 0.8)
+                if job and _zh_job(job):  # "现在在美团做运营"
+                    self.add("identity", "occupation", f"{who}是{job}", 0.9, "zh:occupation", 0.8)
+
+    def past_work(self) -> bool:
+        """What the person did before and where they studied, said with a time: "我以前在
+        新东方当过英语老师" (`past employer`, `past occupation`: not what they do now), "我
+        2019年从武汉大学毕业" (`school`, the year kept in the content)."""
+        t, said = self.text, zh_about(self.text, self.who)
+        if m := re.fullmatch(
+            rf"我(?:[^，。从]{{0,8}}?)?从(?P<x>[^，。]{{2,12}}?)(?:{_DEGREES})?毕业(?:的|了)?", t
+        ):
+            school = _zh_clean(m["x"])
+            if school and not re.fullmatch(rf"{_DEGREES}|小学|幼儿园|什么.*|哪.*", school):
+                when = ruledates.past(t, self.now)
+                self.add("fact", "school", said + (_date_zh(when) if when else ""), 0.88,
+                         "zh:school-from", 0.8)  # fmt: skip
+                return True
+        m = re.fullmatch(
+            rf"我(?:{_ZH_BEFORE})(?:也|还|曾|曾经)?(?:在(?P<o>[^，。]{{1,12}}?)(?:(?:做|当|干)过?"
+            r"(?:一名|一个|一位|几年|一段时间|两年)?(?P<j>[^，。]{1,10})|(?:(?:工作|上班|打工|实习|任职)过?|"
+            r"打过工|上过班)"
+            r"(?:[\d一二两三四五六七八九十几半]{1,3}个?(?:年|月)多?)?)|(?:是|当过|做过|干过)(?:一名|一位|一个)?"
+            r"(?P<k>[^，。]{1,10}))",
+            t,
+        )
+        if m is None or re.search(r"什么|哪|谁", t):
+            return False
+        job = _zh_clean(m["j"] or m["k"] or "")
+        if m["k"] and not _zh_job(job):
+            return False  # "我以前是个胖子": what they were like, not a job
+        if m["o"] and _zh_clean(m["o"]):
+            self.add("fact", "past employer", said, 0.88, "zh:past-employer", 0.6)
+        if job and _zh_job(job):
+            self.add("fact", "past occupation", said, 0.88, "zh:past-occupation", 0.6)
+        return bool(m["o"] or job)
+
+    def background(self) -> bool:
+        """Where they grew up, what they studied, when they married, what they can do:
+        "我小时候在外婆家长大", "我大学学的是金融", "我2018年结的婚", "我擅长做川菜"."""
+        t, said = self.text, zh_about(self.text, self.who)
+        if re.search(r"什么|哪|谁|吗|呢", t):
+            return False
+        rules = (
+            (r"我(?:从小|小时候|是)?在(?P<x>[^，。]{2,12}?)(?:出生(?:并|和)?)?长大的?", "hometown",
+             "zh:grew-up"),
+            (r"我(?:大学|本科|研究生|硕士|博士|读研|读博)?(?:的时候)?(?:学|读|念|选)的(?:专业)?是"
+             r"(?P<x>[^，。]{2,12}?)(?:专业)?", "major", "zh:major"),
+            (r"我(?P<x>[^，。]{2,10}?)(?:结的婚|结婚的|领的证|领证的)", "married", "zh:married"),
+            (r"我(?:很|特别|比较)?(?:擅长|精通|很会)(?P<x>[^，。]{1,12})", "skill", "zh:skill"),
+            (r"我会说(?P<x>[^，。]{1,12}?(?:语|话|种语言))", "languages", "zh:languages"),
+            # a loan: "我的房贷还有十年还完", "我每个月房贷要还八千"
+            (r"我(?:的|家的?|每个?月|每月)?(?P<s>房贷|车贷|助学贷款|贷款)(?:每个?月)?(?:还有|还剩|要还|需要还|"
+             r"是|有|一共)(?P<x>[^，。]{1,12})", "loan", "zh:loan"),
+            # how long: "我在这家公司工作了三年", "我工作八年了", "我结婚十年了"
+            (rf"我(?:已经)?(?:在[^，。]{{1,10}}?)?(?:工作|上班|干|入职)(?:了|有)?(?P<x>{_ZH_N}多?个?(?:年|月)"
+             r"(?:多|半)?)了?", "years in work", "zh:years-in-work"),
+            (rf"我(?:已经)?结婚(?:了|有)?(?P<x>{_ZH_N}多?年(?:多|半)?)了?", "married",
+             "zh:married-for"),
+            (rf"我学(?P<s>[^，。]{{1,6}}?)(?:已经)?学了(?P<x>{_ZH_N}多?年(?:多|半)?)了?", "skill",
+             "zh:skill-years"),
+            (r"我(?:完全|一点都|根本)?不会(?P<x>开车|游泳|做饭|骑自行车|骑车|喝酒|滑雪|跳舞|唱歌|"
+             r"说[^，。]{1,4}?(?:语|话)|做菜|化妆|打字)", "skill", "zh:no-skill"),
+        )  # fmt: skip
+        for pattern, attribute, name in rules:
+            if (m := re.fullmatch(pattern, t)) and (value := _zh_clean(m["x"])):
+                if name == "zh:married" and ruledates.past(value, self.now) is None:
+                    continue  # "我跟谁结的婚" has no time to keep
+                if attribute == "skill":
+                    attribute = f"skill: {zh_key(m.groupdict().get('s') or value)}"
+                if attribute == "loan":
+                    attribute = f"loan: {m['s']}"
+                when = ruledates.past(t, self.now) if attribute == "married" else None
+                self.add("fact", attribute, said + (_date_zh(when) if when else ""), 0.85, name,
+                         0.6)  # fmt: skip
+                return True
+        return False
 
     # -- food, diet, allergies ----------------------------------------------------------
 
@@ -1069,7 +1293,8 @@ class _Zh:
         if m := re.fullmatch(
             r"我(?:平时|一般|每次)?(?P<v>喝|吃)(?P<x>[\u4e00-\u9fff]{1,4}?)(?:的时候)?"
             r"(?P<a>从来|从|一般|都|总是|习惯|通常|只|一定|必须)*(?P<how>(?:不|只|要|会|得)?"
-            r"(?:加|放|配|蘸)(?!了).{1,6}|(?:不|只|要)?(?:喝|吃)(?:热|冰|温|常温|凉)的)",
+            r"(?:加|放|配|蘸)(?!了).{1,6}|(?:不|只|要)?(?:喝|吃)(?:热|冰|温|常温|凉)的|"
+            r"只(?:喝|吃)(?!了)[\u4e00-\u9fffA-Za-z]{1,6})",
             t,
         ):
             thing = _zh_clean(m["x"])
@@ -1090,11 +1315,35 @@ class _Zh:
         if m := re.fullmatch(
             r"我(?:一直|从小)?(?:有|患有|得了|也有)?(?:轻微的?|轻度的?|严重的?|一点|点|很严重的?)?"
             r"(?P<x>近视|远视|散光|晕车|晕船|晕机|恐高|高血压|糖尿病|哮喘|鼻炎|胃病|色盲|色弱|"
-            r"颈椎病|腰椎间盘突出|低血糖|贫血|痛风|偏头痛|幽闭恐惧症|密集恐惧症|社恐|失眠症|乳糖不耐)"
+            r"颈椎病|腰椎间盘突出|低血糖|贫血|痛风|偏头痛|幽闭恐惧症|密集恐惧症|社恐|失眠症|乳糖不耐|"
+            r"慢性胃炎|胃炎|高血脂|高血糖|甲亢|甲减|脂肪肝|心脏病|过敏性鼻炎|湿疹|荨麻疹|关节炎|"
+            r"抑郁症|焦虑症|肾结石|胆结石|乙肝|腰肌劳损|肩周炎|干眼症|飞蚊症|耳鸣|鼻窦炎|咽炎)"
             r"(?:很严重|比较严重|挺严重|有点严重|很厉害)?",
             t,
         ):
             self.add("fact", f"health: {m['x']}", zh_about(t, self.who), 0.85, "zh:health", 0.8)
+            return
+        # Meals: "我晚饭不吃主食", "我早上不吃早饭", "我晚上八点以后不吃东西".
+        if m := re.fullmatch(
+            r"我(?P<m>早饭|早餐|午饭|午餐|晚饭|晚餐|夜宵|早上|中午|晚上(?:[\d一二三四五六七八九十]{1,3}点"
+            r"(?:以后|之后))?)(?:一般|通常|从来|都|基本)*(?P<x>(?:不|很少|只)(?:吃|喝)[^，。]{1,8})",
+            t,
+        ):
+            meal = re.sub(r"早上", "早饭", re.sub(r"^晚上.+", "晚上", m["m"]))
+            self.add("preference", f"habit: {meal}", zh_about(t, self.who), 0.85, "zh:meal", 0.6)
+            return
+        # "我今年体检查出了脂肪肝", "我去年确诊了糖尿病": a condition found, with when.
+        if m := re.fullmatch(
+            r"我(?P<t>[^，。]{0,8}?)(?:体检)?(?:查出|检查出|确诊|诊断出|被诊断出)了?(?:有|患有|得了)?"
+            r"(?P<x>[\u4e00-\u9fff]{2,8})",
+            t,
+        ):
+            when = ruledates.past(m["t"], self.now) if m["t"] else None
+            self.add("fact", f"health: {m['x']}", zh_about(t, self.who) + (_date_zh(when) if when
+                     else ""), 0.85, "zh:health-found", 0.8)  # fmt: skip
+            return
+        if m := re.fullmatch(r"我(?:已经|现在)?怀孕(?:快|已经)?(?P<x>[^，。]{1,6}?)了?", t):
+            self.add("fact", "pregnancy", zh_about(t, self.who), 0.88, "zh:pregnant", 0.8)
             return
         # "我每天通勤要一个半小时": how long the way to work takes.
         if m := re.fullmatch(
@@ -1134,12 +1383,15 @@ class _Zh:
             self.add("preference", "diet", f"{who}不再吃素", 0.9, "zh:diet")
             return
         if m := re.fullmatch(
-            r"我(?:现在|已经|也)?(?P<x>吃素|吃全素|吃斋|是素食主义者|是素食者)了?", t
+            r"我(?:现在|已经|也)?(?P<x>吃素|吃全素|吃斋|是素食主义者|是素食者)"
+            r"(?:已经|都)?(?:有)?(?:[\d一二两三四五六七八九十几]{1,3}年(?:多)?)?了?",
+            t,
         ):
             self.add("preference", "diet", f"{who}{m['x']}", 0.9, "zh:diet")
             return
         if m := re.fullmatch(
-            r"我对(?P<x>.{1,10}?)过敏|我(?P<y>[\u4e00-\u9fff]{1,6}?)过敏|我(?P<z>乳糖|麸质|酒精)不耐受",
+            r"我对(?P<x>.{1,10}?)(?:有点|有些|轻微|轻度|严重|很|特别)?过敏|"
+            r"我(?P<y>[\u4e00-\u9fff]{1,6}?)过敏|我(?P<z>乳糖|麸质|酒精)不耐受",
             t,
         ):
             thing = _zh_clean(m["x"] or m["y"] or m["z"])
@@ -1221,6 +1473,8 @@ class _Zh:
             return  # "我每周一都很忙": how it feels, not a habit
         if _ZH_NOT_A_HABIT.search(activity):
             return  # "我总是担心…", "我总是算不出来": a worry or a struggle, not a habit
+        if re.search(r"(?:很|太|特别|非常|挺|好|超)(?:忙|累|闲|困|烦|辛苦|开心|无聊)", activity):
+            return  # "我老公每天都很忙": how someone feels, not what they do
         if re.match(r"[^，。]{1,6}的", activity):
             return  # "我常去的那家面包店周末会打折": the shop's habit, not the person's
         content = zh_about(t if "我" in t else who + t, self.who)
@@ -1265,7 +1519,7 @@ class _Zh:
         what = t[plan.end() :] if plan else t
         what = _zh_clean(what.replace(when.text, "") if when else what)
         what = re.sub(r"^(?:我们|我)", "", what)
-        if not what or (plan is None and not re.search(r"[去回飞到见开做参加结婚出差考]", what)):
+        if not what or (plan is None and not re.search(r"[去回飞到见开做参加结婚出差考约]", what)):
             return
         content = zh_about(t, self.who) + _date_zh(when)
         self.add("fact", f"plan: {what}", content, 0.85, "zh:plan")
@@ -1281,7 +1535,7 @@ class _Zh:
         m = re.search(
             r"我(?:们)?(?P<t>.{0,6}?)(?:刚刚|刚|也|还|终于)?(?P<v>去了|见了|买了|看了|参加了|完成了|"
             r"做了|学了|拿到了|开始了|换了|丢了|找到了|认识了|回了|到了|生了|领养了|报名了|考了|"
-            r"通过了|获得了|发布了|搬了|离开了|结束了|吃了|玩了|爬了|跑了)(?P<x>.+)$",
+            r"通过了|获得了|发布了|搬了|离开了|结束了|吃了|玩了|爬了|跑了|做完了?|动了)(?P<x>.+)$",
             t,
         )
         if when is None and m and m["v"] in ("吃了", "玩了", "看了", "跑了", "爬了"):
