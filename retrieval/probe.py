@@ -35,7 +35,6 @@ def vector_table_problem() -> str | None:
         return _lost_rows()
     except DatabaseError as exc:
         return _("vector table query failed: %(error)s") % {"error": exc}
-    return None
 
 
 def shadow_tables(definition: str) -> list[str]:
