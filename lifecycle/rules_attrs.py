@@ -1076,17 +1076,21 @@ _MY_ROLE = re.compile(
 _SIGNED_UP = re.compile(r"^我(?:已经)?(?:报名了|报名参加了|报了名的是|报了)(?P<e>[^，。]{2,20})$")
 
 
+def _named_event(phrase: str) -> Subject | None:
+    """The event a phrase names ("下个月的半程马拉松"), not one of its attributes; else None."""
+    sub = subject(phrase)
+    return sub if sub is not None and sub.kind == "event" and not sub.attr else None
+
+
 def my_role(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     if m := _MY_ROLE.match(text):
-        sub = subject(m["e"] or m["e2"])
-        if sub is None or sub.kind != "event" or sub.attr:
+        if not (sub := _named_event(m["e"] or m["e2"])):
             return []
         role = _HOST_ROLES.get(m["r"] or "负责人", "role")
         return [make("fact", who.subject, f"event: {zh_about(sub.key, who)}: {role}",
                      _said(text, who), 0.88, 0.7, "zh:event-my-role")]  # fmt: skip
     if m := _SIGNED_UP.match(text):
-        sub = subject(m["e"])
-        if sub is None or sub.kind != "event" or sub.attr or re.search(r"什么|哪", text):
+        if not (sub := _named_event(m["e"])) or re.search(r"什么|哪", text):
             return []
         when = ruledates.future(m["e"], now)
         content = _said(text, who) + date_zh(when)
@@ -1110,7 +1114,7 @@ _CALLED_OFF = re.compile(
 
 def called_off(text: str, who: Ctx) -> list[RuleCandidate]:
     m = _CALLED_OFF.match(text)
-    if m is None or not (sub := subject(m["s"])) or sub.kind != "event" or sub.attr:
+    if m is None or not (sub := _named_event(m["s"])):
         return []
     predicate = f"plan: {zh_about(sub.key, who)}"
     return [make("fact", who.subject, predicate, _said(text, who), 0.88, 0.7, "zh:event-off")]
@@ -1125,7 +1129,7 @@ _RUNS = re.compile(
 
 def runs(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     m = _RUNS.match(text)
-    if m is None or not (sub := subject(m["s"])) or sub.kind != "event" or sub.attr:
+    if m is None or not (sub := _named_event(m["s"])):
         return []
     when = ruledates.future(m["a"], now)
     content = _said(text, who) + date_zh(when)
@@ -1135,7 +1139,7 @@ def runs(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
 
 def recurring(text: str, who: Ctx) -> list[RuleCandidate]:
     m = _RECURS.match(text)
-    if m is None or not (sub := subject(m["s"])) or sub.kind != "event" or sub.attr:
+    if m is None or not (sub := _named_event(m["s"])):
         return []
     predicate = f"event: {zh_about(sub.key, who)}: schedule"
     return [make("fact", who.subject, predicate, _said(text, who), 0.88, 0.6, "zh:event-recurs")]

@@ -594,16 +594,9 @@ class _En:
                 said = f"{who} does not {'smoke' if thing == 'smoking' else 'drink alcohol'}"
                 self.add("preference", f"preference: {thing}", said, 0.9, "en:diet")
             return
-        # "I take the train to work", "I cycle to the office": how they get there.
-        if m := re.fullmatch(
-            r"I\s+(?:usually\s+|always\s+|normally\s+|mostly\s+)?(?:take\s+the\s+(?:train|bus|subway|"
-            r"tube|metro|ferry|tram)|bike|cycle|walk|drive|ride\s+my\s+bike)\s+to\s+"
-            r"(?P<w>work|school|the\s+office|uni|college|class)\.?",
-            t,
-            re.I,
-        ):
-            content = f"{who} {third(t[1:].strip().rstrip('.'))}"
-            self.add("preference", "habit: commute", content, 0.85, "en:commute", 0.6)
+        # "I take the train to work", "I commute to work by train": how they get there.
+        if _EN_COMMUTE.fullmatch(t):
+            self.add("preference", "habit: commute", _retold(t, who), 0.85, "en:commute", 0.6)
             return
         # When they sleep and get up: "I go to bed around 11", "I get up at 6:30".
         if m := re.fullmatch(
@@ -614,19 +607,7 @@ class _En:
             re.I,
         ):
             what = "bedtime" if "bed" in m["v"] or "sleep" in m["v"] else "wake-up time"
-            content = f"{who} {third(t[1:].strip().rstrip('.'))}"
-            self.add("preference", f"habit: {what}", content, 0.85, "en:sleep", 0.6)
-            return
-        # How they get to work: "I commute to work by train", "I usually cycle to the office".
-        if m := re.fullmatch(
-            r"I\s+(?:usually\s+|always\s+|normally\s+|mostly\s+)?(?:commute|get|go|travel)\s+to\s+"
-            r"(?P<w>work|school|the\s+office|uni|college|class)\s+(?P<x>by\s+[\w-]+|on\s+foot|"
-            r"on\s+(?:my\s+)?(?:bike|scooter))\.?",
-            t,
-            re.I,
-        ):
-            content = f"{who} {third(t[1:].strip().rstrip('.'))}"
-            self.add("preference", "habit: commute", content, 0.85, "en:commute", 0.6)
+            self.add("preference", f"habit: {what}", _retold(t, who), 0.85, "en:sleep", 0.6)
             return
         # How they take it: "I always drink my coffee black", "I take my tea with milk".
         if m := re.fullmatch(
@@ -638,9 +619,8 @@ class _En:
             t,
             re.I,
         ):
-            content = f"{who} {third(t[1:].strip().rstrip('.'))}"
-            self.add("preference", f"preference: {_food_key(m['x'].lower())}: how", content, 0.85,
-                     "en:how-taken")  # fmt: skip
+            predicate = f"preference: {_food_key(m['x'].lower())}: how"
+            self.add("preference", predicate, _retold(t, who), 0.85, "en:how-taken")
             return
         diets = (
             r"vegetarian|vegan|pescatarian|pescetarian|keto|gluten-free|halal|kosher|paleo|"
@@ -960,6 +940,23 @@ _EN_INTRANSITIVE = frozenset(
 _EN_NO_OBJECT = frozenset(
     "this that it them one the a an hard way too again there here get got do so just really "
     "very some me us".split()
+)
+
+
+def _retold(text: str, who: str) -> str:
+    """An English "I …" sentence said of the person: "I drive to work" -> "The user drives …"."""
+    return f"{who} {third(text[1:].strip().rstrip('.'))}"
+
+
+# How they get to work or school: "I take the train to work", "I cycle to the office", "I
+# commute to work by train".
+_EN_COMMUTE = re.compile(
+    r"I\s+(?:usually\s+|always\s+|normally\s+|mostly\s+)?(?:(?:take\s+the\s+(?:train|bus|"
+    r"subway|tube|metro|ferry|tram)|bike|cycle|walk|drive|ride\s+my\s+bike)\s+to\s+"
+    r"(?:work|school|the\s+office|uni|college|class)|(?:commute|get|go|travel)\s+to\s+"
+    r"(?:work|school|the\s+office|uni|college|class)\s+(?:by\s+[\w-]+|on\s+foot|"
+    r"on\s+(?:my\s+)?(?:bike|scooter)))\.?",
+    re.I,
 )
 # What the mind does and what one cannot do are not habits ("总是想起", "总是记不清怎么算").
 _ZH_NOT_A_HABIT = re.compile(
