@@ -16,6 +16,19 @@ from curator import generated
 from curator.normalize import content_key
 
 
+def agent_field() -> models.ForeignKey:
+    """The agent (API token) a row came from, if any. A string reference, so the domain never
+    imports the web layer's models; a deleted token leaves the row, with no agent."""
+    return models.ForeignKey(
+        "memsite.ApiToken",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name=_("agent"),
+    )
+
+
 class Owner(models.Model):
     """The person the memory is about (seed 000 `users`, one row 'global' today)."""
 
@@ -192,16 +205,8 @@ class Fact(models.Model):
     source_episode = models.ForeignKey(
         "Episode", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
-    # The agent (API token) whose request or conversation produced it; a string reference,
-    # so the domain never imports the web layer's models.
-    agent = models.ForeignKey(
-        "memsite.ApiToken",
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-        verbose_name=_("agent"),
-    )
+    # The agent whose request or conversation produced it.
+    agent = agent_field()
     tags = models.JSONField(_("tags"), default=list, blank=True)
     access_count = models.PositiveIntegerField(_("times recalled"), default=0)
     last_accessed_at = models.DateTimeField(_("last recalled"), null=True, blank=True)
@@ -282,16 +287,8 @@ class PendingItem(models.Model):
     resulting_fact = models.ForeignKey(
         Fact, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
-    # The agent (API token) whose request or conversation produced it; a string reference,
-    # so the domain never imports the web layer's models.
-    agent = models.ForeignKey(
-        "memsite.ApiToken",
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-        verbose_name=_("agent"),
-    )
+    # The agent whose request or conversation produced it.
+    agent = agent_field()
     created_at = models.DateTimeField(_("created"), default=timezone.now)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
 
@@ -311,16 +308,8 @@ class Session(models.Model):
     started_at = models.DateTimeField(_("started"), default=timezone.now)
     ended_at = models.DateTimeField(_("ended"), null=True, blank=True)
     llm_calls = models.PositiveIntegerField(_("LLM extraction calls"), default=0)
-    # The agent (API token) that recorded its first turn; a string reference, so the domain
-    # never imports the web layer's models.
-    agent = models.ForeignKey(
-        "memsite.ApiToken",
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-        verbose_name=_("agent"),
-    )
+    # The agent that recorded its first turn.
+    agent = agent_field()
 
     class Meta:
         verbose_name = _("session")
@@ -353,16 +342,8 @@ class ConversationTurn(models.Model):
         "Episode", on_delete=models.SET_NULL, null=True, blank=True, related_name="turns"
     )
     extracted = models.BooleanField(_("extracted"), default=False, db_index=True)
-    # The agent (API token) that recorded it; a string reference,
-    # so the domain never imports the web layer's models.
-    agent = models.ForeignKey(
-        "memsite.ApiToken",
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-        verbose_name=_("agent"),
-    )
+    # The agent that recorded it.
+    agent = agent_field()
 
     class Meta:
         verbose_name = _("conversation turn")
@@ -554,16 +535,8 @@ class MemoryEvent(models.Model):
         related_name="reverted_by",
         verbose_name=_("undoes"),
     )
-    # The agent (API token) whose request made the change (None: the person or a job); a
-    # string reference, so the domain never imports the web layer's models.
-    agent = models.ForeignKey(
-        "memsite.ApiToken",
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-        verbose_name=_("agent"),
-    )
+    # The agent whose request made the change (None: the person or a job).
+    agent = agent_field()
     payload = models.JSONField(_("details"), default=dict, blank=True)
     created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
 
@@ -736,14 +709,7 @@ class GuardHit(models.Model):
     action = models.CharField(_("action"), max_length=16, choices=GuardAction)
     source = models.CharField(_("source"), max_length=32, blank=True)
     actor = models.CharField(_("actor"), max_length=16, blank=True)
-    agent = models.ForeignKey(
-        "memsite.ApiToken",
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-        verbose_name=_("agent"),
-    )
+    agent = agent_field()
     excerpt = models.TextField(_("excerpt (masked)"), blank=True)
     event = models.ForeignKey(
         MemoryEvent, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
