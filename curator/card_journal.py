@@ -5,7 +5,7 @@ transaction, under the write lock, so the next writer always reads the file that
 history. A kill -9 between that rename and the commit would leave a file no revision records,
 so before the rename a small record goes to DATA_DIR/journal/cards: the revision it belongs
 to, the file's previous content and a fingerprint of the new one. After the commit the record
-is dropped. At the next start (lifecycle/recovery.py), under the write lock, a record whose
+is dropped. At the next start (lifecycle/backup/recovery.py), under the write lock, a record whose
 revision never committed puts the previous content back, unless the file changed again since
 (a later save, or an edit outside the app, is never undone).
 """

@@ -18,7 +18,8 @@ class LifecycleConfig(AppConfig):
     def ready(self):
         from django.db.backends.signals import connection_created
 
-        from lifecycle import receivers, recovery  # need the models loaded
+        from lifecycle import receivers  # need the models loaded
+        from lifecycle.backup import recovery
 
         receivers.connect()
         # Not here directly: no queries while apps load. The first connection is soon enough.

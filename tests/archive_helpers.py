@@ -9,7 +9,7 @@ from django.core.files.base import ContentFile
 from curator import cards
 from curator.models import Attachment, CardAuthor, Owner, Session
 from lifecycle import demo
-from lifecycle.archive import KINDS
+from lifecycle.backup.export import KINDS
 from retrieval.models import RegressionCheck, SearchDoc
 
 FILE_BYTES = "订单导出 order export\n第二行\n".encode()

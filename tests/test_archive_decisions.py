@@ -17,8 +17,8 @@ from curator.models import (
     Resolution,
     SourceThreshold,
 )
-from lifecycle import archive
-from lifecycle import archive_import as imp
+from lifecycle.backup import export as archive
+from lifecycle.backup import restore as imp
 from memsite.core.tokens import create_token
 from memsite.models import ApiToken
 from tests.archive_helpers import manifest, members, rewrite, wipe

@@ -6,7 +6,8 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from lifecycle import archive, archive_import
+from lifecycle.backup import export as archive
+from lifecycle.backup import restore as archive_import
 from memsite.models import ApiToken
 from tests.archive_helpers import FILE_BYTES, manifest, members, populate, rows, wipe
 

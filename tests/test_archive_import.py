@@ -17,8 +17,8 @@ from curator.models import (
     Owner,
     Session,
 )
-from lifecycle import archive
-from lifecycle import archive_import as imp
+from lifecycle.backup import export as archive
+from lifecycle.backup import restore as imp
 from retrieval.search import search
 from tests.archive_helpers import manifest, members, populate, rewrite, wipe
 

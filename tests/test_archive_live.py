@@ -9,8 +9,8 @@ from django.db import connection, transaction
 
 from curator import cards
 from curator.models import CardAuthor, ConversationTurn, Owner, Session
-from lifecycle import archive
-from lifecycle import archive_import as imp
+from lifecycle.backup import export as archive
+from lifecycle.backup import restore as imp
 from tests.archive_helpers import members, rows
 
 RUNS = 10

@@ -3,7 +3,7 @@ and a card's file matches its newest revision (real processes, see crash_helpers
 
 import pytest
 
-from lifecycle import archive
+from lifecycle.backup import export as archive
 from tests.archive_helpers import populate
 from tests.crash_helpers import (
     copy_data_dir,

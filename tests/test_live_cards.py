@@ -10,8 +10,9 @@ from curator import cards, onboarding, profile
 from curator import writepath as wp
 from curator.models import CardRevision, Fact, Owner
 from curator.undo import undo_event
-from lifecycle import archive, consolidate, tasks
-from lifecycle import archive_import as imp
+from lifecycle import consolidate, tasks
+from lifecycle.backup import export as archive
+from lifecycle.backup import restore as imp
 from tests.lifecycle_helpers import fact
 from tests.queue_helpers import run_scheduled
 

@@ -8,7 +8,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from curator.models import EventType, Fact, MemoryEvent, Session
-from lifecycle import archive
+from lifecycle.backup import export as archive
 from memsite.web.archive import uploads_dir
 from tests.archive_helpers import populate, wipe
 
@@ -111,7 +111,7 @@ def test_unknown_or_malformed_tokens_are_404_and_upload_rejects_get(client_in):
 
 
 def test_a_failing_import_is_rolled_back_and_explained(client_in, tmp_path, monkeypatch):
-    from lifecycle import archive_import
+    from lifecycle.backup import restore as archive_import
 
     populate()
     response = upload(client_in, archive_bytes(tmp_path))

@@ -6,8 +6,9 @@ import pytest
 from django.core.files.storage import default_storage
 
 from curator.models import Attachment
-from lifecycle import archive, staging
-from lifecycle import archive_import as imp
+from lifecycle.backup import export as archive
+from lifecycle.backup import restore as imp
+from lifecycle.backup import staging
 from tests.archive_helpers import FILE_BYTES, populate, wipe
 
 pytestmark = pytest.mark.django_db

@@ -7,8 +7,8 @@ from django.utils.html import escape
 
 from curator import cards
 from curator.models import Attachment, Owner
-from lifecycle import archive
-from lifecycle import archive_import as imp
+from lifecycle.backup import export as archive
+from lifecycle.backup import restore as imp
 from memsite.core.links import is_safe_link
 from tests.archive_helpers import populate, rewrite, rows, wipe
 

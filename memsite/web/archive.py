@@ -24,8 +24,8 @@ from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from lifecycle import archive
-from lifecycle import archive_import as imp
+from lifecycle.backup import export as archive
+from lifecycle.backup import restore as imp
 from memsite.web.render import render_page
 
 log = logging.getLogger(__name__)

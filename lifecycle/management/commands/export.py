@@ -1,8 +1,8 @@
-"""`manage.py export PATH`: the whole memory as one zip archive (see curator/archive.py)."""
+"""`manage.py export PATH`: the whole memory as one zip archive (see lifecycle/backup/export.py)."""
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from lifecycle import archive
+from lifecycle.backup import export as archive
 
 
 class Command(BaseCommand):

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from lifecycle import archive_import as imp
+from lifecycle.backup import restore as imp
 
 
 class Command(BaseCommand):

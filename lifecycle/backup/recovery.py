@@ -15,7 +15,7 @@ import threading
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, transaction
 
 from curator import card_journal
-from lifecycle import staging
+from lifecycle.backup import staging
 
 log = logging.getLogger(__name__)
 _lock = threading.RLock()

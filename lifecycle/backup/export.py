@@ -1,4 +1,4 @@
-"""Export: the whole memory as one zip archive that `archive_import` can restore or merge.
+"""Export: the whole memory as one zip archive that `restore` can restore or merge.
 
 Layout of an archive (format version 1):
 

@@ -3,12 +3,12 @@
 Nothing is written before the whole archive has been read and checked (zip integrity,
 manifest and format version, every JSON line, counts, references, files). Rows are written
 in one transaction; files are staged before it and moved into place only once it has
-committed (lifecycle/staging.py), so an import cut short leaves no file without its rows.
+committed (lifecycle/backup/staging.py), so an import cut short leaves no file without its rows.
 
 Two modes:
 - restore: the install holds no memory yet (a blank owner row at most). Every row keeps
   its original id, so links, event payloads and card markers stay valid as they were.
-- merge: items are matched by natural key (archive.KINDS). A new item is created with a
+- merge: items are matched by natural key (export.KINDS). A new item is created with a
   new id, and every link to it goes through an id map. An identical item is reused. A
   conflicting item (same key, other content) is never overwritten: the existing one is
   kept, and a `merge` event records the imported version in full, so nothing is lost.
@@ -52,8 +52,8 @@ from curator.models import (
     Session,
     SourceThreshold,
 )
-from lifecycle import archive, staging
-from lifecycle.archive import ATTACHMENT_PREFIX, KINDS, MEMORY_PREFIX, Kind
+from lifecycle.backup import export, staging
+from lifecycle.backup.export import ATTACHMENT_PREFIX, KINDS, MEMORY_PREFIX, Kind
 from memsite.core import strictjson
 from memsite.core.links import is_safe_link
 from memsite.models import ApiToken
@@ -146,17 +146,17 @@ def _manifest(zf: zipfile.ZipFile) -> dict:
         raise ArchiveError(_("The archive has no manifest.json.")) from None
     except (ValueError, UnicodeDecodeError):
         raise ArchiveError(_("manifest.json is not valid JSON.")) from None
-    if not isinstance(manifest, dict) or manifest.get("format") != archive.FORMAT:
+    if not isinstance(manifest, dict) or manifest.get("format") != export.FORMAT:
         raise ArchiveError(_("This is not a Memory Curator archive."))
     got = manifest.get("format_version")
-    if got != archive.FORMAT_VERSION:
+    if got != export.FORMAT_VERSION:
         raise ArchiveError(
             _("The archive has format version %(got)s; this install reads version %(want)s.")
-            % {"got": got, "want": archive.FORMAT_VERSION}
+            % {"got": got, "want": export.FORMAT_VERSION}
         )
     counts = manifest.get("counts")
     wanted = [k.name for k in KINDS if not k.optional]
-    wanted += [archive.CARD_FILES, archive.ATTACHMENT_FILES]
+    wanted += [export.CARD_FILES, export.ATTACHMENT_FILES]
     if not isinstance(counts, dict) or not all(isinstance(counts.get(k), int) for k in wanted):
         raise ArchiveError(_("The manifest's counts are missing or invalid."))
     if not all(isinstance(counts.get(k.name, 0), int) for k in KINDS):
@@ -262,9 +262,9 @@ def _safe(name: str) -> str:
 
 
 def _check_files(found: Archive, counts: dict) -> None:
-    if len(found.memory_files) != counts[archive.CARD_FILES]:
+    if len(found.memory_files) != counts[export.CARD_FILES]:
         raise ArchiveError(_("The number of card files does not match the manifest."))
-    if len(found.attachment_files) != counts[archive.ATTACHMENT_FILES]:
+    if len(found.attachment_files) != counts[export.ATTACHMENT_FILES]:
         raise ArchiveError(_("The number of attachment files does not match the manifest."))
     known_missing = set(found.manifest.get("missing_files") or [])
     for record in found.rows["attachments"]:
@@ -302,7 +302,7 @@ def install_is_empty() -> bool:
         return False
     if any(p.content or p.current_focus for p in Scratchpad.objects.all()):
         return False
-    return not archive.memory_files()
+    return not export.memory_files()
 
 
 @dataclass
@@ -352,7 +352,7 @@ def plan(found: Archive) -> Plan:
 
 
 def _local_index() -> dict[str, dict]:
-    return {k.name: {r["id"]: r for r in archive.records(k)} for k in KINDS}
+    return {k.name: {r["id"]: r for r in export.records(k)} for k in KINDS}
 
 
 def _compared(kind: Kind, record: dict) -> dict:
@@ -699,7 +699,7 @@ class _Apply:
 def apply(found: Archive, the_plan: Plan | None = None, *, reindex: bool = True) -> Report:
     """Import the checked archive as planned (a fresh plan when none is given).
 
-    Files are staged first and moved into place only after the commit (lifecycle/staging.py):
+    Files are staged first and moved into place only after the commit (lifecycle/backup/staging.py):
     a failure, or a kill -9, never leaves a file without its rows, nor rows without files.
     """
     staging.recover()  # what an interrupted import left goes (or is finished) first

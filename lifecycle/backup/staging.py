@@ -4,7 +4,7 @@ An import extracts every file it adds into DATA_DIR/import-staging/<id>/ (inside
 the same file system as the cards and attachments, so a move is a rename). Its transaction
 writes the rows, the list of moves (plan.json, written before the commit) and a marker row,
 a JobLock named "import-files:<id>". After the commit the files are moved in and the marker
-deleted. A kill -9 at any point leaves a state the next start (lifecycle/recovery.py), or the
+deleted. A kill -9 at any point leaves a state the next start (lifecycle/backup/recovery.py), or the
 next import, repairs:
 - before the commit, the rows rolled back and there is no marker: the folder is removed, and
   a restore into an empty install can simply be run again;
