@@ -10,6 +10,11 @@ class TokenScope(models.TextChoices):
     READ_WRITE = "read-write", _("read and write")
 
 
+# The digest of an agent that has no valid token: restored from an archive, which never
+# carries secrets. No SHA-256 hex digest starts like this, so no token ever finds it.
+NO_TOKEN = "none:"
+
+
 class ApiToken(models.Model):
     """An agent: its bearer token, what it may do, and whether it is paused.
 
@@ -50,10 +55,16 @@ class ApiToken(models.Model):
     def can_write(self) -> bool:
         return self.scope == TokenScope.READ_WRITE
 
+    @property
+    def needs_token(self) -> bool:
+        return self.digest.startswith(NO_TOKEN)
+
     def state(self, now=None) -> str:
-        """active / expired / revoked, for lists and for the 401 message."""
+        """active / expired / revoked / needs_token, for lists and for the 401 message."""
         if self.revoked_at:
             return "revoked"
+        if self.needs_token:
+            return "needs_token"
         if self.expires_at and self.expires_at <= (now or timezone.now()):
             return "expired"
         return "active"

@@ -7,10 +7,11 @@ from pathlib import Path
 from django.core.files.base import ContentFile
 
 from curator import cards
-from curator.models import Attachment, CardAuthor, Owner, Session
+from curator.models import Attachment, CardAuthor, GuardHit, Owner, Session
 from lifecycle import demo
 from lifecycle.backup.export import KINDS
-from retrieval.models import RegressionCheck, SearchDoc
+from memsite.models import ApiToken
+from retrieval.models import RecallLog, RegressionCheck, SearchDoc
 
 FILE_BYTES = "订单导出 order export\n第二行\n".encode()
 
@@ -35,10 +36,12 @@ def populate(now=None) -> Attachment:
 
 
 def wipe() -> None:
-    """Every exported row gone (children first), as in a fresh data dir."""
+    """Every exported row gone (children first), and what a fresh data dir lacks besides:
+    the agents' tokens, the recall and Blocked logs, the search index."""
     for kind in reversed(KINDS):
         kind.model.objects.all().delete()
-    SearchDoc.objects.all().delete()
+    for model in (SearchDoc, RecallLog, GuardHit, ApiToken):
+        model.objects.all().delete()
 
 
 def members(path: Path) -> dict[str, bytes]:

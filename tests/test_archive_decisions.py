@@ -82,9 +82,29 @@ def test_a_restore_brings_back_guardrails_thresholds_and_answered_contradictions
     }
 
 
-def test_what_names_a_token_the_install_lacks_does_not_apply_to_another_agent(decided):
+def test_a_rule_and_thresholds_of_an_agent_follow_the_restored_agent(decided):
     fresh_install()
+    create_token("another agent")  # made before the restore: it takes the old agent's id
     imp.import_archive(decided, reindex=False)
+    laptop = ApiToken.objects.get(name="laptop agent")
+    assert GuardRule.objects.get(name="no salary").agents == [laptop.pk]
+    assert SourceThreshold.objects.get(source__startswith="token:").source == f"token:{laptop.pk}"
+
+
+def test_what_names_an_agent_an_old_archive_lacks_does_not_apply_to_another_agent(
+    decided, tmp_path
+):
+    """Archives made before agents travelled name tokens by id only."""
+    old_manifest = manifest(decided)
+    del old_manifest["counts"]["agents"]
+    old = rewrite(
+        decided,
+        tmp_path / "old.zip",
+        {"data/agents.jsonl": None, "manifest.json": json.dumps(old_manifest).encode()},
+    )
+    fresh_install()
+    create_token("another agent")
+    imp.import_archive(old, reindex=False)
     salary = GuardRule.objects.get(name="no salary")
     assert salary.agents == []  # limited to an unknown agent: it now guards every source
     assert not SourceThreshold.objects.filter(source__startswith="token:").exists()

@@ -8,12 +8,13 @@ Layout of an archive (format version 1):
     files/attachments/<name>      the stored attachment files (Attachment.file names)
 
 Rows keep their database ids ("id") and foreign keys as ids ("session_id"), so an import
-can rebuild every link through an id map; many-to-many links are lists of ids. API tokens,
-user accounts (passwords), search indexes, recall logs, the Blocked log and job bookkeeping
-are left out: secrets never travel, and the rest is rebuilt or operational. Because tokens
-stay behind, what names an agent by its token id (a guardrail limited to some agents, an
-agent's confidence thresholds) keeps only the tokens the importing install has: a guardrail
-left with none applies to every source, thresholds of an unknown agent are not imported.
+can rebuild every link through an id map; many-to-many links are lists of ids.
+
+Agents travel as records (name, description, access, scope limits, pauses, times) without
+their token's digest: a secret never leaves the install, so a restored agent has no valid
+token until the person issues one, yet every row it wrote still names it. User accounts
+(passwords), search indexes, recall logs, the Blocked log and job bookkeeping are left out:
+they are secrets, rebuilt, or operational.
 """
 
 from __future__ import annotations
@@ -47,7 +48,9 @@ from curator.models import (
     Session,
     SourceThreshold,
 )
+from curator.thresholds import token_of
 from memsite.core.db.snapshot import read_snapshot
+from memsite.models import ApiToken
 from retrieval.models import RegressionCheck
 
 FORMAT = "memory-curator-archive"
@@ -76,6 +79,8 @@ class Kind:
     ignore: frozenset[str] = frozenset()
     # added to format 1 later: archives exported before it lack the kind, which reads as none
     optional: bool = False
+    # never written into an archive (an agent's token digest)
+    secret: frozenset[str] = frozenset()
 
 
 def _ext(parent, kind: str, pk) -> Any:
@@ -84,13 +89,30 @@ def _ext(parent, kind: str, pk) -> Any:
     return None if row is None else KINDS_BY_NAME[kind].key(row, parent)
 
 
+def _threshold_key(record: dict, parent) -> tuple:
+    """An agent's thresholds are that agent's (by name), whatever its id is in either install."""
+    agent = token_of(record.get("source") or "")
+    return (record.get("source"),) if agent is None else ("agent", _ext(parent, "agents", agent))
+
+
+AGENT = {"agent_id": "agents"}  # the agent a row came from (curator.models.agent_field)
+
 KINDS: list[Kind] = [
     Kind("owners", Owner, lambda r, p: _pair(r, "key"), ignore=frozenset({"created_at"})),
+    # First: every row that names an agent comes after it. Matched by name across installs.
+    Kind(
+        "agents",
+        ApiToken,
+        lambda r, p: _pair(r, "name"),
+        ignore=frozenset({"created_at", "last_used_at"}),
+        optional=True,
+        secret=frozenset({"digest", "prefix"}),
+    ),
     Kind(
         "sessions",
         Session,
         lambda r, p: _pair(r, "external_id"),
-        refs={"owner_id": "owners"},
+        refs={"owner_id": "owners", **AGENT},
     ),
     Kind(
         "episodes",
@@ -104,7 +126,7 @@ KINDS: list[Kind] = [
         "turns",
         ConversationTurn,
         lambda r, p: (_ext(p, "sessions", r["session_id"]), r.get("turn_index")),
-        refs={"session_id": "sessions", "episode_id": "episodes"},
+        refs={"session_id": "sessions", "episode_id": "episodes", **AGENT},
         ignore=frozenset({"extracted"}),  # processing state, not content
     ),
     Kind(
@@ -118,6 +140,7 @@ KINDS: list[Kind] = [
             "supersedes_id": "facts",
             "source_turn_id": "turns",
             "source_episode_id": "episodes",
+            **AGENT,
         },
         # derived, or usage counters that every recall bumps
         ignore=frozenset({"content_key", "access_count", "last_accessed_at"}),
@@ -131,6 +154,7 @@ KINDS: list[Kind] = [
             "conflicts_with_id": "facts",
             "source_turn_id": "turns",
             "resulting_fact_id": "facts",
+            **AGENT,
         },
     ),
     Kind(
@@ -161,6 +185,7 @@ KINDS: list[Kind] = [
             "fact_id": "facts",
             "pending_id": "pending",
             "reverts_id": "events",
+            **AGENT,
         },
         ignore=frozenset({"payload"}),  # carries ids, which differ between installs
     ),
@@ -179,7 +204,7 @@ KINDS: list[Kind] = [
     Kind(
         "thresholds",
         SourceThreshold,
-        lambda r, p: _pair(r, "source"),
+        _threshold_key,
         ignore=frozenset({"updated_at"}),
         optional=True,
     ),
@@ -226,8 +251,13 @@ def _json(value: Any) -> Any:
 
 
 def to_record(kind: Kind, obj: models.Model) -> dict[str, Any]:
-    """A row as JSON: every concrete field by attname, m2m links as sorted id lists."""
-    record = {f.attname: _json(getattr(obj, f.attname)) for f in kind.model._meta.concrete_fields}
+    """A row as JSON: every concrete field by attname (secrets aside), m2m links as sorted id
+    lists."""
+    record = {
+        f.attname: _json(getattr(obj, f.attname))
+        for f in kind.model._meta.concrete_fields
+        if f.attname not in kind.secret
+    }
     for name in kind.m2m:
         record[name] = sorted(getattr(obj, name).values_list("pk", flat=True))
     return record

@@ -8,6 +8,10 @@ committed (lifecycle/backup/staging.py), so an import cut short leaves no file w
 Two modes:
 - restore: the install holds no memory yet (a blank owner row at most). Every row keeps
   its original id, so links, event payloads and card markers stay valid as they were.
+- agents: matched by name in both modes (a restore may find agents made before it). A new
+  one is created without a valid token (the archive holds none): the person issues one.
+  Rows of an archive made before agents travelled name tokens it lacks: they link to one
+  "unknown agent (restored)".
 - merge: items are matched by natural key (export.KINDS). A new item is created with a
   new id, and every link to it goes through an id map. An identical item is reused. A
   conflicting item (same key, other content) is never overwritten: the existing one is
@@ -29,7 +33,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files.storage import default_storage
-from django.db import models, transaction
+from django.db import connection, models, transaction
 from django.utils.translation import gettext as _
 
 from curator import signals, thresholds
@@ -53,8 +57,8 @@ from curator.models import (
     SourceThreshold,
 )
 from lifecycle.backup import export, staging
-from lifecycle.backup.export import ATTACHMENT_PREFIX, KINDS, MEMORY_PREFIX, Kind
-from memsite.core import strictjson
+from lifecycle.backup.export import ATTACHMENT_PREFIX, KINDS, KINDS_BY_NAME, MEMORY_PREFIX, Kind
+from memsite.core import strictjson, tokens
 from memsite.core.links import is_safe_link
 from memsite.models import ApiToken
 from retrieval import indexing
@@ -64,6 +68,7 @@ NEW, IDENTICAL, CONFLICT = "new", "identical", "conflicting"
 RESTORE, MERGE = "restore", "merge"
 log = logging.getLogger(__name__)
 FILES = "memory_files"  # the preview's row for the card files
+AGENTS = "agents"
 ALWAYS_IGNORED = frozenset({"id", "updated_at"})
 
 
@@ -208,7 +213,7 @@ def _values(kind: Kind, record: dict, name: str, number: int) -> dict[str, Any]:
     """Field values as the model takes them; unknown keys (a newer exporter) are ignored."""
     values = {}
     for f in kind.model._meta.concrete_fields:
-        if f.attname not in record:
+        if f.attname not in record or f.attname in kind.secret:
             continue
         try:
             value = f.to_python(record[f.attname])
@@ -343,16 +348,20 @@ def plan(found: Archive) -> Plan:
     """What an import would do now, without writing anything."""
     mode = RESTORE if install_is_empty() else MERGE
     result = Plan(mode)
-    local = _local_index() if mode == MERGE else {}
+    local = _local_index() if mode == MERGE else {AGENTS: _local_rows(KINDS_BY_NAME[AGENTS])}
     for kind in KINDS:
         decisions = _decide_kind(kind, found, local, mode)
-        result.decisions[kind.name] = [d for d in decisions if _importable(kind, d.values)]
+        result.decisions[kind.name] = [d for d in decisions if _importable(kind, d.values, found)]
     result.files = {rel: _file_status(rel, found) for rel in found.memory_files}
     return result
 
 
 def _local_index() -> dict[str, dict]:
-    return {k.name: {r["id"]: r for r in export.records(k)} for k in KINDS}
+    return {k.name: _local_rows(k) for k in KINDS}
+
+
+def _local_rows(kind: Kind) -> dict[int, dict]:
+    return {r["id"]: r for r in export.records(kind)}
 
 
 def _compared(kind: Kind, record: dict) -> dict:
@@ -361,7 +370,7 @@ def _compared(kind: Kind, record: dict) -> dict:
 
 
 def _decide_kind(kind: Kind, found: Archive, local: dict, mode: str) -> list[Decision]:
-    if mode == RESTORE:
+    if mode == RESTORE and kind.name != AGENTS:
         blank = _blank_rows(kind)
         return [
             Decision(r, v, NEW, blank.get(kind.key(r, found.record)))
@@ -394,19 +403,13 @@ def _guard_hit(kind: Kind, values: dict, matchers: list) -> guard.Hit | None:
     return guard.check_candidate(fields, **kind_of, agent=None, matchers=matchers, masked_ok=True)
 
 
-def _known_agents(ids: list) -> list:
-    """A guardrail's agents that exist here; none left means every source (the safe side)."""
-    ids = [i for i in ids if isinstance(i, int)]
-    return sorted(ApiToken.objects.filter(pk__in=ids).values_list("pk", flat=True))
-
-
-def _importable(kind: Kind, values: dict) -> bool:
-    """Thresholds of an agent whose token this install lacks would apply to whichever agent
-    gets that id here: they stay behind (tokens never travel)."""
+def _importable(kind: Kind, values: dict, found: Archive) -> bool:
+    """Thresholds of an agent the archive does not carry (made before agents travelled)
+    would apply to whichever agent has that id here: they stay behind."""
     if kind.model is not SourceThreshold:
         return True
     agent = thresholds.token_of(values.get("source", ""))
-    return agent is None or ApiToken.objects.filter(pk=agent).exists()
+    return agent is None or found.record(AGENTS, agent) is not None
 
 
 def _blank_rows(kind: Kind) -> dict[tuple, int]:
@@ -420,7 +423,9 @@ def _blank_rows(kind: Kind) -> dict[tuple, int]:
         rules = GuardRule.objects.select_related("owner")
         return {((r.owner.key,), r.detector or r.name): r.pk for r in rules}
     if kind.model is SourceThreshold:
-        return {(t.source,): t.pk for t in SourceThreshold.objects.all()}
+        agents = _local_rows(KINDS_BY_NAME[AGENTS])
+        local = export.records(kind)
+        return {kind.key(r, lambda _k, pk: agents.get(pk)): r["id"] for r in local}
     return {}
 
 
@@ -446,6 +451,11 @@ class Report:
     indexed: int | None = None
     index_error: str = ""
     blocked: int = 0  # merge: facts and review items the guardrails kept out
+    dry_run: bool = False  # everything ran, checks included, then rolled back
+
+
+class _DryRun(Exception):
+    """Rolls a dry run's transaction back once every check has passed."""
 
 
 class _Apply:
@@ -464,6 +474,7 @@ class _Apply:
         # A restore brings the archive's own rules and the memory exactly as it was.
         self.matchers = None if self.restore else guard.active()
         self.blocked: dict[str, set[int]] = {k.name: set() for k in KINDS}
+        self.unknown_agent: int | None = None
 
     # rows -----------------------------------------------------------------------------
 
@@ -529,8 +540,12 @@ class _Apply:
                 continue
             if defer_self and target == kind.name:
                 values[att] = None  # set once every row of the kind exists
+            elif target == AGENTS:
+                values[att] = self._agent_id(pk)
             else:
                 values[att] = self.ids[target].get(pk)
+        if kind.model is ApiToken:
+            values.update(self._tokenless(values.get("id")))
         if kind.model is RegressionCheck and not self.restore:
             for name in ("must_include", "must_exclude"):
                 values[name] = self._fact_ids(values.get(name) or [])
@@ -538,11 +553,35 @@ class _Apply:
             values["payload"] = self._event_ids(self._payload(values.get("payload") or {}))
         if kind.model in (GuardRule, SourceThreshold):
             values.pop("id", None)  # nothing links to them, and a restore may find local ones
-        if kind.model is GuardRule:
-            values["agents"] = _known_agents(values.get("agents") or [])
+        if kind.model is GuardRule:  # an agent the archive lacks: the rule guards every source
+            agents = [self.ids[AGENTS].get(pk) for pk in values.get("agents") or []]
+            values["agents"] = sorted(pk for pk in agents if pk is not None)
+        if kind.model is SourceThreshold:
+            agent = thresholds.token_of(values.get("source") or "")
+            if agent is not None:
+                values["source"] = f"{thresholds.TOKEN}{self.ids[AGENTS][agent]}"
         if kind.model is Contradiction and values["left_id"] > values["right_id"]:
             values["left_id"], values["right_id"] = values["right_id"], values["left_id"]
         return values
+
+    def _tokenless(self, pk) -> dict:
+        """A new agent's token fields: no secret that any token hashes to. A restore keeps
+        the agent's id when it is free here (the archive's own ids, as for every row)."""
+        values = {"digest": tokens.no_token_digest(), "prefix": ""}
+        if not self.restore or ApiToken.objects.filter(pk=pk).exists():
+            values["id"] = None
+        return values
+
+    def _agent_id(self, pk: int) -> int:
+        """The agent a row names, here; one the archive lacks (an archive made before agents
+        travelled, whose tokens stayed behind) is the one "unknown agent (restored)"."""
+        mapped = self.ids[AGENTS].get(pk)
+        return mapped if mapped is not None else self._unknown_agent()
+
+    def _unknown_agent(self) -> int:
+        if self.unknown_agent is None:
+            self.unknown_agent = tokens.unknown_agent().pk
+        return self.unknown_agent
 
     def _keep_auto_times(self, kind: Kind, obj, values: dict) -> None:
         """auto_now / auto_now_add fields were stamped with now: put the archived times back."""
@@ -696,14 +735,20 @@ class _Apply:
         return candidate
 
 
-def apply(found: Archive, the_plan: Plan | None = None, *, reindex: bool = True) -> Report:
+def apply(
+    found: Archive, the_plan: Plan | None = None, *, reindex: bool = True, dry_run: bool = False
+) -> Report:
     """Import the checked archive as planned (a fresh plan when none is given).
 
     Files are staged first and moved into place only after the commit (lifecycle/backup/staging.py):
     a failure, or a kill -9, never leaves a file without its rows, nor rows without files.
+    A dry run is this very import, the link check included, rolled back at the end: it fails
+    exactly when the import would.
     """
     staging.recover()  # what an interrupted import left goes (or is finished) first
     the_plan = the_plan or plan(found)
+    if the_plan.mode == MERGE and _made_builtin_rules():
+        the_plan = plan(found)  # the archive's built-in rules now match the ones just made
     run = _Apply(found, the_plan, uuid.uuid4().hex[:12], staging.Staging())
     try:
         with zipfile.ZipFile(found.path) as zf:
@@ -712,9 +757,17 @@ def apply(found: Archive, the_plan: Plan | None = None, *, reindex: bool = True)
             with transaction.atomic(durable=True):
                 run.rows()
                 run.files(zf)
+                check_links()
                 run.staging.commit_marker()
                 # The cards are built from the facts: imported ones reach them within seconds.
                 signals.facts(obj.pk for _decision, obj in run.created.get("facts", []))
+                if dry_run:
+                    raise _DryRun
+    except _DryRun:
+        run.staging.close()  # rolled back: nothing was written, the staged files go
+        report = Report(the_plan.mode, run.import_id, the_plan.counts(), run.events, dry_run=True)
+        report.blocked = sum(len(ids) for ids in run.blocked.values())
+        return report
     except BaseException:
         run.staging.close()  # the rows rolled back; the staged files go with them
         raise
@@ -724,6 +777,37 @@ def apply(found: Archive, the_plan: Plan | None = None, *, reindex: bool = True)
     if reindex:
         _reindex(report)
     return report
+
+
+def _made_builtin_rules() -> bool:
+    """A merge checks what it brings against this install's guardrails, whose built-in rules
+    are made on first use: made now, before the rows, not halfway through them."""
+    before = GuardRule.objects.count()
+    guard.active()
+    return GuardRule.objects.count() != before
+
+
+def check_links() -> None:
+    """SQLite checks foreign keys at the commit, where a failure only says "FOREIGN KEY
+    constraint failed": check the imported tables now, inside the transaction, and say which
+    link is broken (the transaction then rolls back, as the commit would have)."""
+    tables = {k.model._meta.db_table for k in KINDS}
+    tables |= {getattr(k.model, m).through._meta.db_table for k in KINDS for m in k.m2m}
+    broken = []
+    with connection.cursor() as cursor:
+        for table in sorted(tables):
+            cursor.execute(f'PRAGMA foreign_key_check("{table}")')
+            broken += cursor.fetchall()
+    if broken:
+        table, rowid, parent, _fk = broken[0]
+        raise ArchiveError(
+            _(
+                "The archive's rows do not fit together: %(n)s row(s) refer to rows that do "
+                "not exist (the first: row %(row)s of %(table)s, linking to %(parent)s). "
+                "Nothing was imported."
+            )
+            % {"n": len(broken), "row": rowid, "table": table, "parent": parent}
+        )
 
 
 def _reindex(report: Report) -> None:

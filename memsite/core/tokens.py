@@ -5,11 +5,13 @@ The page, the `api_token` command and the API's bearer authentication all call t
 
 import hashlib
 import secrets
+import uuid
 from datetime import datetime, timedelta
 
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
-from memsite.models import ApiToken, TokenScope
+from memsite.models import NO_TOKEN, ApiToken, TokenScope
 
 TOKEN_PREFIX = "mc_"
 # last_used_at is a write; doing it on every request would turn each read into a write.
@@ -27,15 +29,52 @@ def create_token(
     name = name.strip()
     if not name:
         raise ValueError("A token needs a name.")
-    raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    raw, prefix, hashed = _new_secret()
     token = ApiToken.objects.create(
         name=name[:100],
-        prefix=raw[:10],
-        digest=digest(raw),
+        prefix=prefix,
+        digest=hashed,
         scope=TokenScope(scope),
         expires_at=expires_at,
     )
     return token, raw
+
+
+def _new_secret() -> tuple[str, str, str]:
+    """A new secret, its prefix (shown in lists) and its digest (stored)."""
+    raw = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    return raw, raw[:10], digest(raw)
+
+
+def no_token_digest() -> str:
+    """A unique digest no secret hashes to: an agent restored from an archive has no token."""
+    return NO_TOKEN + uuid.uuid4().hex
+
+
+def issue_token(token: ApiToken) -> str:
+    """A new secret for an agent that needs one (restored from an archive); shown once. Its
+    name, scopes, pauses and history stay as they were."""
+    raw, token.prefix, token.digest = _new_secret()
+    token.save(update_fields=["prefix", "digest"])
+    return raw
+
+
+def unknown_agent() -> ApiToken:
+    """The one agent rows of an old archive link to when the agent that wrote them is not in
+    it (archives made before agents travelled): found again by a later import."""
+    name = _("unknown agent (restored)")
+    found = ApiToken.objects.filter(name=name, digest__startswith=NO_TOKEN).first()
+    if found is not None:
+        return found
+    return ApiToken.objects.create(
+        name=name,
+        description=_(
+            "Made by a restore: the archive came from a release that did not carry agents, "
+            "so which agent wrote these rows is not known."
+        ),
+        prefix="",
+        digest=no_token_digest(),
+    )
 
 
 def find_token(raw: str) -> ApiToken | None:

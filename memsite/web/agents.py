@@ -25,7 +25,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from curator.models import ConversationTurn, Fact, MemoryEvent, PendingItem, PendingStatus, Scope
 from memsite.core import agents as rules
-from memsite.core.tokens import create_token, revoke_token
+from memsite.core.tokens import create_token, issue_token, revoke_token
 from memsite.models import ApiToken, TokenScope
 from memsite.web.connect import snippets
 from memsite.web.render import render_page
@@ -130,7 +130,7 @@ class AgentRow:
 
     @property
     def state(self) -> str:
-        """revoked / expired / reads_paused / paused / active."""
+        """revoked / expired / needs_token / reads_paused / paused / active."""
         base = self.agent.state()
         if base != "active":
             return base
@@ -302,6 +302,19 @@ def scopes(request: HttpRequest, pk: int) -> HttpResponse:
     else:
         messages.error(request, _("Those scopes do not exist."))
     return redirect("agent", pk=pk)
+
+
+@require_POST
+def new_token(request: HttpRequest, pk: int) -> HttpResponse:
+    """One click gives an agent restored from an archive (which carries no secrets) a token;
+    the page shows it once, as for a new agent."""
+    found = get_object_or_404(ApiToken, pk=pk)
+    if not found.needs_token:
+        messages.error(request, _("“%(name)s” already has a token.") % {"name": found.name})
+        return redirect("agent", pk=pk)
+    secret = issue_token(found)
+    context = _list_context(new_agent=found, new_secret=secret, request=request)
+    return render_page(request, "memsite/agents.html", context)
 
 
 @require_http_methods(["GET", "POST"])

@@ -113,6 +113,7 @@ def import_cancel(request: HttpRequest, token: str) -> HttpResponse:
 def _rows(plan: imp.Plan) -> list[dict]:
     labels = {
         "owners": _("owner"),
+        "agents": _("agents"),
         "sessions": _("sessions"),
         "episodes": _("episodes"),
         "turns": _("conversation turns"),
