@@ -11,12 +11,13 @@ from lifecycle.backup import export as archive
 from lifecycle.backup import restore as imp
 from memsite.core.tokens import find_token
 from memsite.models import ApiToken
+from retrieval.models import RecallLog
 from tests.archive_helpers import manifest, rewrite, rows, wipe
 from tests.queue_helpers import run_scheduled
 
 pytestmark = pytest.mark.django_db
 
-AGENT_LINKED = (Session, ConversationTurn, Fact, PendingItem, MemoryEvent)
+AGENT_LINKED = (Session, ConversationTurn, Fact, PendingItem, MemoryEvent, RecallLog)
 
 
 @pytest.fixture(autouse=True)
@@ -65,6 +66,7 @@ def test_an_archive_of_an_install_an_agent_wrote_to_restores_with_every_agent_li
     used_by_one_agent(api, django_capture_on_commit_callbacks)
     before = agents_of()
     assert "test agent" in before["ConversationTurn"] and "test agent" in before["Fact"]
+    assert set(before["RecallLog"]) == {"test agent"}
     path = tmp_path / "a.zip"
     archive.export(path)
     new_data_dir(settings, tmp_path)

@@ -12,8 +12,8 @@ can rebuild every link through an id map; many-to-many links are lists of ids.
 
 Agents travel as records (name, description, access, scope limits, pauses, times) without
 their token's digest: a secret never leaves the install, so a restored agent has no valid
-token until the person issues one, yet every row it wrote still names it. User accounts
-(passwords), search indexes, recall logs, the Blocked log and job bookkeeping are left out:
+token until the person issues one, yet every row it wrote or recall it read still names it.
+User accounts (passwords), search indexes, the Blocked log and job bookkeeping are left out:
 they are secrets, rebuilt, or operational.
 """
 
@@ -51,7 +51,7 @@ from curator.models import (
 from curator.thresholds import token_of
 from memsite.core.db.snapshot import read_snapshot
 from memsite.models import ApiToken
-from retrieval.models import RegressionCheck
+from retrieval.models import RecallHit, RecallLog, RegressionCheck
 
 FORMAT = "memory-curator-archive"
 FORMAT_VERSION = 1
@@ -224,7 +224,26 @@ KINDS: list[Kind] = [
             {"must_include", "must_exclude", "last_run_at", "last_passed", "last_result"}
         ),
     ),
+    # The recall log: what each agent was given, and when (replays and "recalled 12 times").
+    Kind(
+        "recalls",
+        RecallLog,
+        lambda r, p: _pair(r, "created_at", "caller", "query"),
+        refs={"owner_id": "owners", **AGENT},
+        ignore=frozenset({"results"}),  # item ids, which differ between installs
+        optional=True,
+    ),
+    Kind(
+        "recall_hits",
+        RecallHit,
+        lambda r, p: (_ext(p, "recalls", r["log_id"]), r.get("rank")),
+        refs={"log_id": "recalls"},
+        ignore=frozenset({"object_id"}),
+        optional=True,
+    ),
 ]
+# What a recalled item's kind (retrieval.models.Kind) is in an archive.
+RECALLED = {"fact": "facts", "episode": "episodes", "turn": "turns", "attachment": "attachments"}
 KINDS_BY_NAME = {kind.name: kind for kind in KINDS}
 
 

@@ -62,7 +62,7 @@ from memsite.core import strictjson, tokens
 from memsite.core.links import is_safe_link
 from memsite.models import ApiToken
 from retrieval import indexing
-from retrieval.models import RegressionCheck
+from retrieval.models import RecallHit, RecallLog, RegressionCheck
 
 NEW, IDENTICAL, CONFLICT = "new", "identical", "conflicting"
 RESTORE, MERGE = "restore", "merge"
@@ -497,6 +497,8 @@ class _Apply:
         if self._stopped(kind, decision):
             return
         values = self._mapped(kind, decision.values, defer_self=True)
+        if kind.model is RecallHit and (values["object_id"] is None or values["log_id"] is None):
+            return  # its item or its recall was not imported
         if decision.existing is not None:  # restore over a blank owner / scratchpad row
             obj = kind.model.objects.get(pk=decision.existing)
             values.pop("id", None)  # the blank row keeps its id; links use the id map
@@ -545,7 +547,21 @@ class _Apply:
             else:
                 values[att] = self.ids[target].get(pk)
         if kind.model is ApiToken:
-            values.update(self._tokenless(values.get("id")))
+            values.update(self._tokenless())
+        if self.restore and kind.model in (ApiToken, RecallLog, RecallHit):
+            # rows an install makes before any memory (agents, searches): the archive's id
+            # when it is free here, else a new one (links follow the id map)
+            if kind.model.objects.filter(pk=values.get("id")).exists():
+                values["id"] = None
+        if kind.model is RecallLog and not self.restore:
+            values["results"] = [
+                {**item, "id": pk}
+                for item in values.get("results") or []
+                if isinstance(item, dict)
+                and (pk := self._recalled(item.get("kind"), item.get("id"))) is not None
+            ]
+        if kind.model is RecallHit and not self.restore:
+            values["object_id"] = self._recalled(values.get("kind"), values.get("object_id"))
         if kind.model is RegressionCheck and not self.restore:
             for name in ("must_include", "must_exclude"):
                 values[name] = self._fact_ids(values.get(name) or [])
@@ -564,13 +580,14 @@ class _Apply:
             values["left_id"], values["right_id"] = values["right_id"], values["left_id"]
         return values
 
-    def _tokenless(self, pk) -> dict:
-        """A new agent's token fields: no secret that any token hashes to. A restore keeps
-        the agent's id when it is free here (the archive's own ids, as for every row)."""
-        values = {"digest": tokens.no_token_digest(), "prefix": ""}
-        if not self.restore or ApiToken.objects.filter(pk=pk).exists():
-            values["id"] = None
-        return values
+    def _tokenless(self) -> dict:
+        """A new agent's token fields: no secret that any token hashes to."""
+        return {"digest": tokens.no_token_digest(), "prefix": ""}
+
+    def _recalled(self, kind, pk) -> int | None:
+        """A recalled item's id here (None: not imported, e.g. kept out by a guardrail)."""
+        target = export.RECALLED.get(kind)
+        return self.ids[target].get(pk) if target else None
 
     def _agent_id(self, pk: int) -> int:
         """The agent a row names, here; one the archive lacks (an archive made before agents

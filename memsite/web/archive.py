@@ -127,6 +127,8 @@ def _rows(plan: imp.Plan) -> list[dict]:
         "guard_rules": _("guardrails"),
         "thresholds": _("confidence thresholds"),
         "contradictions": _("contradictions"),
+        "recalls": _("recall log"),
+        "recall_hits": _("recalled items"),
         imp.FILES: _("card files"),
     }
     return [{**row, "label": labels.get(row["kind"], row["kind"])} for row in plan.counts()]
