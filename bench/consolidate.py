@@ -214,7 +214,7 @@ def one_size(n: int) -> dict:
 
 
 def rules_throughput(sample: int = 20000) -> dict:
-    from lifecycle import rules
+    from lifecycle.extraction import rules
 
     lines = [TURNS[i % len(TURNS)] + ("" if i % 3 else f" 第{i}次") for i in range(sample)]
     started = time.monotonic()
@@ -222,7 +222,7 @@ def rules_throughput(sample: int = 20000) -> dict:
     pure = sample / (time.monotonic() - started)
     DATA.append(setup_django("extract", {"HUEY_IMMEDIATE": "0"}))
     from curator.models import ConversationTurn, Owner, Session
-    from lifecycle.extract import extract_turn
+    from lifecycle.extraction.extract import extract_turn
 
     session = Session.objects.create(owner=Owner.default(), external_id="bench")
     turns = ConversationTurn.objects.bulk_create([

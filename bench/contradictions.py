@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from lifecycle.contradiction_rules import verdict  # noqa: E402
+from lifecycle.extraction.contradiction_rules import verdict  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "contradictions.jsonl"
 

@@ -1,7 +1,8 @@
 """The offline rules extractor on labelled and real statements: `python bench/extraction.py`.
 
-1. The labelled self-statements in tests/data/extraction_{zh,en}.jsonl (written for this
-   project: moves, family and people, work and school, likes, diet and allergies, habits,
+1. The labelled self-statements in lifecycle/extraction/data/extraction_{zh,en}.jsonl
+   (written for this project: moves, family and people, work and school, likes, diet and
+   allergies, habits,
    plans, hedges, negations and changes of mind, other people, questions and chit-chat that
    must give nothing): coverage (statements whose expected candidates were all found) and
    precision (candidates that were expected), by the scorer of tests/extraction_eval.py.
@@ -10,7 +11,7 @@
    rules give at least one candidate; beside it the share for the turns no observation
    cites. Sentences nobody wrote for this extractor: a figure it cannot be tuned to.
 
-No database and no Django: the rules are pure functions (lifecycle/rules.py).
+No database and no Django: the rules are pure functions (lifecycle/extraction/rules.py).
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.retrieval_kit import table  # noqa: E402
-from lifecycle.rules import extract  # noqa: E402
+from lifecycle.extraction.rules import extract  # noqa: E402
 from tests.extraction_eval import NOW, score  # noqa: E402
 
 # The shared data sits beside the checkout (/work/main -> /work/shared) or beside the
@@ -76,7 +77,7 @@ def locomo() -> tuple[list[list], Counter]:
 
 def main() -> None:
     started = time.monotonic()
-    print("\n### labelled self-statements (tests/data/extraction_*.jsonl)\n")
+    print("\n### labelled self-statements (lifecycle/extraction/data/extraction_*.jsonl)\n")
     headers = ["set", "statements with an expectation", "coverage", "candidates", "precision",
                "missed", "wrong"]  # fmt: skip
     print(table(headers, labelled()))

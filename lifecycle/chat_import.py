@@ -34,8 +34,8 @@ from curator.guard import rules as guard
 from curator.models import ConversationTurn, Role, Session
 from lifecycle import chat_formats, runs
 from lifecycle.chat_formats import Conversation, ImportRefused
+from lifecycle.extraction.rules import is_chinese
 from lifecycle.models import ChatImport, ImportStatus
-from lifecycle.rules import is_chinese
 
 log = logging.getLogger(__name__)
 FINISHED = (ImportStatus.DONE, ImportStatus.CANCELLED)

@@ -28,7 +28,7 @@ from django.utils import timezone
 from curator.models import Attachment, ConversationTurn, EventType, Fact, FactStatus
 from curator.writepath import change_fact
 from lifecycle import decay, dedup, refresh, runs
-from lifecycle.extract import ExtractionDeferred, due_items, extract_turn, pending_turns
+from lifecycle.extraction.extract import ExtractionDeferred, due_items, extract_turn, pending_turns
 from lifecycle.models import LOCKED, JobKind, JobRun, RunStatus, Trigger
 
 log = logging.getLogger(__name__)

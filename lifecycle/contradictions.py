@@ -5,7 +5,7 @@ supersede chain:
 
 1. the same subject and predicate (compared case-insensitively, "lives_in" = "lives in")
    with a different value: rule `same_slot`;
-2. the offline rules (lifecycle.contradiction_rules), Chinese and English, on pairs that
+2. the offline rules (lifecycle.extraction.contradiction_rules), Chinese and English, on pairs that
    share something worth comparing: a content word, a single-valued slot (where one lives,
    an age ...) or an exclusive group (single / married ...). A key shared by more than
    MAX_KEY_FACTS facts ("user", a common character) is no reason to compare them all;
@@ -33,8 +33,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from curator.models import Contradiction, ContradictionStatus, Fact
-from lifecycle import contradiction_rules as rules
 from lifecycle import llm, runs
+from lifecycle.extraction import contradiction_rules as rules
 
 log = logging.getLogger(__name__)
 LOCK = "contradictions"

@@ -4,7 +4,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from lifecycle import tasks
-from lifecycle.extract import give_up
+from lifecycle.extraction.extract import give_up
 from lifecycle.models import DeadLetter, DeadStatus, DeadTask
 
 

@@ -34,7 +34,12 @@ from curator.models import (
     Session,
 )
 from lifecycle import llm, runs
-from lifecycle.extract import ExtractionDeferred, extract_turn, pending_turns, tool_summary
+from lifecycle.extraction.extract import (
+    ExtractionDeferred,
+    extract_turn,
+    pending_turns,
+    tool_summary,
+)
 from lifecycle.models import JobKind
 from retrieval.text import STOPWORDS
 

@@ -11,7 +11,7 @@ from huey.contrib.djhuey import HUEY
 
 from curator.models import MemoryEvent
 from lifecycle import consolidate, llm, schedule
-from lifecycle.extract import pending_turns
+from lifecycle.extraction.extract import pending_turns
 from lifecycle.models import (
     DeadLetter,
     DeadStatus,

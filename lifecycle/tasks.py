@@ -15,12 +15,12 @@ from lifecycle import (
     consolidate,
     contradictions,
     embedqueue,
-    extract,
     livecards,
     metrics,
     schedule,
     sessions,
 )
+from lifecycle.extraction import extract
 from lifecycle.models import Trigger
 from memsite.core import queue
 from retrieval import keywords, matrix, reindex

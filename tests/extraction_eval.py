@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from lifecycle.rules import extract
+from lifecycle.extraction.rules import extract
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = Path(__file__).resolve().parents[1] / "lifecycle" / "extraction" / "data"
 WRITE, PENDING = 0.85, 0.60  # the default thresholds (MEMSITE_CONFIDENCE_WRITE / _PENDING)
 NOW = datetime(2026, 11, 24, 10, 0)
 

@@ -17,7 +17,7 @@ from curator.models import (
 )
 from curator.undo import UndoRefused, undo_event
 from lifecycle import contradictions, tasks
-from lifecycle.contradiction_rules import verdict
+from lifecycle.extraction.contradiction_rules import verdict
 from tests.api_helpers import assert_error
 
 

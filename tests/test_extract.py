@@ -6,8 +6,9 @@ import pytest
 from django.utils import timezone
 
 from curator.models import ConversationTurn, Fact, MemoryEvent, PendingItem
-from lifecycle import extract, llm, tasks
-from lifecycle.extract import ExtractionDeferred, Plan, extract_turn, pending_turns
+from lifecycle import llm, tasks
+from lifecycle.extraction import extract
+from lifecycle.extraction.extract import ExtractionDeferred, Plan, extract_turn, pending_turns
 from lifecycle.models import DeadLetter, DeadTask, ExtractionItem, JobRun, QueueStatus
 from tests.lifecycle_helpers import session, turn
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from curator.models import Fact, FactStatus, PendingItem
-from lifecycle.extract import extract_turn
-from lifecycle.rules import extract
+from lifecycle.extraction.extract import extract_turn
+from lifecycle.extraction.rules import extract
 from tests.extraction_eval import score
 from tests.lifecycle_helpers import session, turn
 

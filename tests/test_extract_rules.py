@@ -2,7 +2,7 @@
 
 import pytest
 
-from lifecycle.rules import extract
+from lifecycle.extraction.rules import extract
 
 MATCHES = [
     # (text, type, predicate, content, pattern)

@@ -21,7 +21,8 @@ from curator.models import (
     PendingItem,
 )
 from curator.undo import undo_blocker
-from lifecycle import extract, sessions
+from lifecycle import sessions
+from lifecycle.extraction import extract
 from memsite.core.tokens import create_token
 from tests.api_helpers import Api
 

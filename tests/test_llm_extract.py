@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from curator.models import ConversationTurn, Fact, PendingItem
-from lifecycle.extract import ExtractionDeferred, extract_turn, retry_now
+from lifecycle.extraction.extract import ExtractionDeferred, extract_turn, retry_now
 from lifecycle.models import ExtractionItem, Incident, QueueStatus
 from retrieval import indexing
 from tests.lifecycle_helpers import fact, session, turn

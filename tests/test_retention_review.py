@@ -11,7 +11,7 @@ from curator import retention
 from curator import writepath as wp
 from curator.models import Fact, PendingItem
 from lifecycle import decay
-from lifecycle.extract import rule_candidates
+from lifecycle.extraction.extract import rule_candidates
 from tests.lifecycle_helpers import session, turn
 
 HX = {"HX-Request": "true"}

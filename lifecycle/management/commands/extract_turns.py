@@ -3,7 +3,8 @@
 from django.core.management.base import BaseCommand
 
 from curator.models import ConversationTurn
-from lifecycle import extract, llm
+from lifecycle import llm
+from lifecycle.extraction import extract
 
 
 class Command(BaseCommand):

@@ -1,5 +1,5 @@
 """Statements about the people, things, places and events in a person's life, in English
-(pure patterns, no Django; the Chinese ones and the reasoning are in lifecycle.rules_attrs).
+(pure patterns, no Django; the Chinese ones and the reasoning are in rules_attrs).
 
 "My boss's height is 1.68 m", "my new phone is a Huawei Mate 60", "the gym I go to is across
 from the office", "the team dinner will be at the Hilton", "about fifty people will attend the
@@ -16,9 +16,9 @@ import re
 from dataclasses import replace
 from datetime import datetime
 
-from lifecycle import ruledates
-from lifecycle.rulebase import Ctx, RuleCandidate, key, make, third
-from lifecycle.rules_life import EN_RELATIONS, JOB_WORDS, date_en, en_clean, group_of
+from lifecycle.extraction import ruledates
+from lifecycle.extraction.rulebase import Ctx, RuleCandidate, key, make, third
+from lifecycle.extraction.rules_life import EN_RELATIONS, JOB_WORDS, date_en, en_clean, group_of
 
 PEOPLE_ATTRS = {
     "name": "name", "full name": "name", "first name": "name", "last name": "surname",

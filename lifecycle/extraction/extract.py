@@ -23,8 +23,9 @@ from django.utils import timezone
 
 from curator.models import ConversationTurn, Fact, FactStatus, FactType, Role, Scope, Session
 from curator.writepath import Candidate, InvalidCandidate, Result, change_fact, propose
-from lifecycle import llm, rules, runs
+from lifecycle import llm, runs
 from lifecycle.embedqueue import dead_letter
+from lifecycle.extraction import rules
 from lifecycle.models import DeadTask, ExtractionItem, JobKind, QueueStatus, Trigger
 from memsite.core.agents import write_scopes_of
 from retrieval.backends import Filters, keyword_hits, vector_hits

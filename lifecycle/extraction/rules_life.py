@@ -1,6 +1,6 @@
 """What people say about their lives, in Chinese and English (pure patterns, no Django).
 
-The rules extractor (lifecycle.rules) asks these first for every clause that is a statement:
+The rules extractor (rules.py) asks these first for every clause that is a statement:
 
 - moves and locations with the date they became true ("I moved to Berlin last month",
   "上个月搬到了杭州"), hometowns, and "no longer lives in" when the person says so;
@@ -24,8 +24,8 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from lifecycle import ruledates
-from lifecycle.rulebase import Ctx, RuleCandidate, key, make, third, trim, zh_about
+from lifecycle.extraction import ruledates
+from lifecycle.extraction.rulebase import Ctx, RuleCandidate, key, make, third, trim, zh_about
 
 # --------------------------------------------------------------------------------------
 # Shared vocabulary
@@ -70,7 +70,7 @@ EN_PETS = {"cat": "cat", "dog": "dog", "kitten": "cat", "puppy": "dog", "rabbit"
            "turtle": "turtle"}  # fmt: skip
 _EN_RELATIONS = EN_RELATIONS = {**EN_FAMILY, **EN_PEOPLE, **EN_PETS}
 _EN_REL = "|".join(sorted(map(re.escape, _EN_RELATIONS), key=len, reverse=True))
-EN_REL_ALT = _EN_REL  # the relation words as one alternation, for lifecycle.rules
+EN_REL_ALT = _EN_REL  # the relation words as one alternation, for lifecycle.extraction.rules
 _EN_MOD = r"(?:(?P<mod>older|younger|little|big|eldest|oldest|youngest|twin|step|new)\s+)?"
 _NAME = r"(?-i:[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*){0,2})"  # capitalised, even under re.I
 _NUMBER_WORDS = r"\d{1,3}|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve"
@@ -1546,6 +1546,6 @@ def chinese(text: str, who: Ctx, now: datetime, whole: str = "") -> list[RuleCan
     return _Zh(text, who, now, whole).run()
 
 
-# What lifecycle.rules_attrs and rules_attrs_en share with the patterns above.
+# What lifecycle.extraction.rules_attrs and rules_attrs_en share with the patterns above.
 group_of, zh_clean, date_zh, en_clean, date_en = _group, _zh_clean, _date_zh, _en_clean, _date_en
 zh_job = _zh_job

@@ -3,7 +3,7 @@
 Pure functions (no Django), so the nightly job, the tests and the benchmark call it cheaply.
 It catches what a person says outright about themselves or how the assistant must behave
 ("我叫李雷", "I prefer pytest", "以后回答用中文", "never force-push") and, through
-lifecycle.rules_life, what people say about their lives: moves with their dates, family and
+rules_life, what people say about their lives: moves with their dates, family and
 people, work and school, diet and allergies, habits, plans; everything subtle is the LLM
 extractor's job. Confidence says how explicit the statement was: "记住 / remember" and names
 are near-certain; a hedged statement ("maybe", "I think", "可能", "好像", "大概" ...) keeps
@@ -23,10 +23,10 @@ import re
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from lifecycle import ruledates, rules_attrs, rules_attrs_en, rules_life
-from lifecycle.rulebase import DAY, PERMANENT, RuleCandidate, third, zh_about  # noqa: F401
-from lifecycle.rulebase import Ctx as _Ctx
-from lifecycle.rulebase import make as _c
+from lifecycle.extraction import ruledates, rules_attrs, rules_attrs_en, rules_life
+from lifecycle.extraction.rulebase import DAY, PERMANENT, RuleCandidate, third, zh_about  # noqa: F401
+from lifecycle.extraction.rulebase import Ctx as _Ctx
+from lifecycle.extraction.rulebase import make as _c
 
 # --------------------------------------------------------------------------------------
 # Clauses
@@ -64,7 +64,7 @@ _EN_HEDGE = re.compile(
 )
 HEDGE_PENALTY = 0.15
 # A hedged candidate goes to review: between the default pending (0.60) and write (0.85)
-# thresholds whatever pattern found it (lifecycle.extract clamps to the configured ones).
+# thresholds whatever pattern found it (lifecycle.extraction.extract clamps to the configured ones).
 HEDGED_MIN, HEDGED_MAX = 0.65, 0.75
 
 

@@ -1,5 +1,5 @@
 """Statements about the people, things, places and events in a person's life, in Chinese
-(pure patterns, no Django; English in lifecycle.rules_attrs_en).
+(pure patterns, no Django; English in lifecycle.extraction.rules_attrs_en).
 
 Most of what people tell an assistant about their lives has one shape: a subject, an
 attribute and a value. "我上司的身高是一米六八", "我新买的手机是华为Mate 60", "我常去的健身房在公司
@@ -12,7 +12,7 @@ from the attribute word (身高, 价格, 地址, 地点 ...) or the verb what is
 Predicates name the subject and the attribute ("people: boss: height", "item: 手机: price",
 "place: 健身房", "event: 烹饪乐聚团建盛宴: place"), so a later statement about the same
 attribute supersedes the earlier one in the write path. An event's time stays "plan: X", the
-key the plan patterns of lifecycle.rules_life have always used for dated events. Contents are
+key the plan patterns of rules_life have always used for dated events. Contents are
 the statement said of the person ("用户的上司身高是一米六八"). A known attribute is written
 directly (0.85 and up); an attribute word the tables do not know goes to review (0.75).
 """
@@ -23,9 +23,9 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from lifecycle import ruledates
-from lifecycle.rulebase import Ctx, RuleCandidate, key, make, zh_about
-from lifecycle.rules_life import ZH_RELATIONS, date_zh, group_of, zh_clean, zh_job
+from lifecycle.extraction import ruledates
+from lifecycle.extraction.rulebase import Ctx, RuleCandidate, key, make, zh_about
+from lifecycle.extraction.rules_life import ZH_RELATIONS, date_zh, group_of, zh_clean, zh_job
 
 # --------------------------------------------------------------------------------------
 # Vocabulary: attribute words and the head nouns that say what a subject is
