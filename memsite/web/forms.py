@@ -31,15 +31,24 @@ def _any(choices, label=ANY):
     return [("", label), *choices]
 
 
+# A browser's date and time inputs take only ISO values ("2026-12-27", "2026-12-27T09:30"),
+# whatever the page language: Django's default would write the locale's input format
+# (zh-Hans "2026/12/27"), which the input rejects and shows empty (issue 29).
+ISO_DATE, ISO_MOMENT = "%Y-%m-%d", "%Y-%m-%dT%H:%M"
+
+
 class DateTimeLocalInput(forms.DateTimeInput):
     input_type = "datetime-local"
 
     def __init__(self, **kwargs):
-        super().__init__(format="%Y-%m-%dT%H:%M", **kwargs)
+        super().__init__(format=ISO_MOMENT, **kwargs)
 
 
 class DateInput(forms.DateInput):
     input_type = "date"
+
+    def __init__(self, **kwargs):
+        super().__init__(format=ISO_DATE, **kwargs)
 
 
 class AgentChoice(forms.TypedChoiceField):
