@@ -271,8 +271,20 @@ class FactFilterForm(forms.Form):
         help_text=_("Show the facts as they stood at this moment."),
     )
 
+    # Shown at once; the rest fold under "More filters" (open while one of them is set).
+    MAIN = ("status", "scope", "type", "sort")
+
     def clean_as_of(self):
         return usable_moment(self.cleaned_data.get("as_of"))
+
+    def main_fields(self) -> list:
+        return [self[name] for name in self.MAIN]
+
+    def more_fields(self) -> list:
+        return [f for f in self if f.name not in self.MAIN and f.name != "q"]
+
+    def more_in_use(self) -> bool:
+        return any(self.data.get(f.name) for f in self.more_fields())
 
 
 class AsOfForm(forms.Form):
