@@ -1,5 +1,7 @@
 """The retrieval debugger page: search with breakdowns, sliders, why-not, dictionary, checks."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -52,6 +54,27 @@ def test_the_context_preview_shows_the_gate_and_what_it_cut(client_in, hangzhou)
     page = client_in.get(URL, {"q": "帮我写一个排序函数"}).content.decode()
     assert "gate score (the fused score on absolute values) reaches 0.5" in page
     assert f'data-gated="fact:{hangzhou.id}"' in page and "under the gate" in page
+
+
+def test_each_result_shows_its_absolute_score_against_the_gate(client_in, owner, hangzhou):
+    """Min-max rescaling makes the best of ten unrelated results read 1.00: the table also
+    shows the absolute score the recall gate compares, and marks those below it."""
+    for n in range(6):
+        fact(owner, f"Kubernetes cluster number {n} runs on three nodes")
+    page = client_in.get(URL, {"q": "帮我写一个排序函数", "limit": "10"}).content.decode()
+    rows = re.findall(r'<tr class="(under|over)-gate" data-gate-score="([0-9.]+)"', page)
+    assert rows, page
+    for side, score in rows:
+        assert (float(score) < 0.5) == (side == "under")
+    under = sum(1 for side, _ in rows if side == "under")
+    assert under >= 1  # the Hangzhou fact has nothing to do with sorting
+    assert f"{len(rows)} results, {under} of them below the recall gate (0.50)." in page
+    assert page.count("below the gate</span>") == under
+    cut = re.search(
+        r"(\d+) facts and episodes under the gate \(0.5\) left out; the best (\d+)", page
+    )
+    listed = page.count("data-gated=")
+    assert cut and int(cut.group(2)) == listed and int(cut.group(1)) >= listed
 
 
 def test_a_turn_found_through_the_turn_before_it_says_so(client_in, owner):

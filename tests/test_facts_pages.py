@@ -328,3 +328,25 @@ def test_unknown_actions_are_not_found(client_in):
     assert client_in.post(f"/facts/{f.pk}/explode/").status_code == 404
     assert client_in.get(f"/facts/{f.pk}/archive/").status_code == 405
     assert Owner.default()  # the owner row the page uses exists
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_an_active_fact_is_not_called_expired_before_its_expiry(client_in, language):
+    soon = timezone.now() + timedelta(days=20)
+    f = fact("Travels to Kyoto in December", predicate="trip")
+    wp.edit_fact(f.pk, {"expires_at": soon}, actor="person")
+    client_in.cookies["django_language"] = language
+    html = page(client_in, f"/facts/{f.pk}/")
+    assert "(expired)" not in html and "（已过期）" not in html and "(已过期)" not in html
+    when = timezone.localtime(soon).strftime("%Y-%m-%d %H:%M")
+    assert when in html.split('class="muted small intervals"')[1].split("</p>")[0]
+
+
+def test_the_english_word_diff_keeps_words_apart():
+    from curator.diff import inline_diff
+
+    shown = inline_diff("Switched from VS Code to Helix", "Now uses Helix")
+    assert str(shown) == "<del>Switched from VS Code to</del> <ins>Now uses</ins> Helix"
+    assert (
+        str(inline_diff("李雷住在杭州", "李雷住在上海")) == "李雷住在<del>杭州</del><ins>上海</ins>"
+    )

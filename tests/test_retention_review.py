@@ -154,3 +154,17 @@ def test_the_review_card_says_it_in_chinese_too(client_in):
     queued("最近在看《三体》", decays=True)
     page = client_in.get("/review/", HTTP_ACCEPT_LANGUAGE="zh-CN").content.decode()
     assert "确认后保留" in page and "天不用后重要度减半" in page and "不用就逐渐淡化" in page
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_the_expiry_date_field_is_iso_in_every_language(client_in, language):
+    """A date input takes only 2026-12-27; zh-Hans' own format 2026/12/27 left it empty and
+    confirming failed with "choose the day" (issue 29)."""
+    item = queued("最近在看《三体》")
+    shown = timezone.localdate(wp.retention_of(item).expires_at)
+    client_in.cookies["django_language"] = language
+    page = client_in.get("/review/").content.decode()
+    assert f'name="r{item.pk}-expires_on" value="{shown:%Y-%m-%d}"' in page
+    data = {f"r{item.pk}-retention": "expires", f"r{item.pk}-expires_on": f"{shown:%Y-%m-%d}"}
+    assert client_in.post(f"/review/{item.pk}/confirm/", data).status_code == 302
+    assert timezone.localdate(Fact.objects.get().expires_at) == shown

@@ -108,10 +108,16 @@ def _analysis(request: HttpRequest, form: DebuggerForm, owner: Owner) -> dict:
         return {"search_error": str(exc)}
     note_first_search(owner)
     total = max(1.0, result.timings_ms.get("total", 1.0))
+    gate, absolute = settings.CONTEXT_RECALL_GATE, _absolute(result)
+    rows = [
+        _row(item, result.tokens, absolute.get((item.kind, item.id)), gate) for item in result.items
+    ]
     data = {
         "query": query,
         "result": result,
-        "rows": [_row(item, result.tokens) for item in result.items],
+        "rows": rows,
+        "gate": gate,
+        "under_gate": sum(1 for row in rows if row["under_gate"]),
         "query_segments": seg.words(query),
         "query_tokens": result.tokens,
         "left_out": backends.left_out_terms(query),
@@ -130,15 +136,34 @@ def _analysis(request: HttpRequest, form: DebuggerForm, owner: Owner) -> dict:
     return data
 
 
-def _row(item, query_tokens: list[str]) -> dict:
-    parts = [
-        {"name": n, "label": COMPONENT_LABELS[n], "color": COLORS[n], **item.breakdown[n]}
-        for n in scoring.COMPONENTS
-        if n in item.breakdown
-    ]
+def _absolute(result) -> dict[tuple[str, int], scoring.Scored]:
+    """Each result scored on absolute values (cosine itself, saturated BM25): what the recall
+    gate compares (retrieval.context.gate_scores), kept with its components so a part that
+    only looks strong after this search's min-max rescaling shows what it really is."""
+    weights = scoring.Weights(**result.weights)
+    params = scoring.Params(
+        half_life_days=result.params["half_life_days"], normalisation="absolute"
+    )
+    ranges = scoring.Ranges(None, None)
+    return {c.key: scoring.score_one(c, weights, params, ranges) for c in result.scoring_input}
+
+
+def _row(item, query_tokens: list[str], absolute: scoring.Scored | None, gate: float) -> dict:
+    """One result: its rank score (relative to this search's candidates), its absolute score
+    against the recall gate, and each component with both. More columns read from here."""
+    parts = []
+    for n in scoring.COMPONENTS:
+        if n not in item.breakdown:
+            continue
+        part = {"name": n, "label": COMPONENT_LABELS[n], "color": COLORS[n], **item.breakdown[n]}
+        part["absolute"] = absolute.breakdown[n].normalised if absolute else None
+        parts.append(part)
+    gate_score = absolute.score if absolute else 0.0
     return {
         "item": item,
         "parts": parts,
+        "gate_score": gate_score,
+        "under_gate": gate_score < gate,
         "segments": seg.words(f"{item.title}\n{item.content}"),
         "context_words": _context_words(item, query_tokens),
     }

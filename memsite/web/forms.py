@@ -31,15 +31,24 @@ def _any(choices, label=ANY):
     return [("", label), *choices]
 
 
+# A browser's date and time inputs take only ISO values ("2026-12-27", "2026-12-27T09:30"),
+# whatever the page language: Django's default would write the locale's input format
+# (zh-Hans "2026/12/27"), which the input rejects and shows empty (issue 29).
+ISO_DATE, ISO_MOMENT = "%Y-%m-%d", "%Y-%m-%dT%H:%M"
+
+
 class DateTimeLocalInput(forms.DateTimeInput):
     input_type = "datetime-local"
 
     def __init__(self, **kwargs):
-        super().__init__(format="%Y-%m-%dT%H:%M", **kwargs)
+        super().__init__(format=ISO_MOMENT, **kwargs)
 
 
 class DateInput(forms.DateInput):
     input_type = "date"
+
+    def __init__(self, **kwargs):
+        super().__init__(format=ISO_DATE, **kwargs)
 
 
 class AgentChoice(forms.TypedChoiceField):
@@ -262,8 +271,20 @@ class FactFilterForm(forms.Form):
         help_text=_("Show the facts as they stood at this moment."),
     )
 
+    # Shown at once; the rest fold under "More filters" (open while one of them is set).
+    MAIN = ("status", "scope", "type", "sort")
+
     def clean_as_of(self):
         return usable_moment(self.cleaned_data.get("as_of"))
+
+    def main_fields(self) -> list:
+        return [self[name] for name in self.MAIN]
+
+    def more_fields(self) -> list:
+        return [f for f in self if f.name not in self.MAIN and f.name != "q"]
+
+    def more_in_use(self) -> bool:
+        return any(self.data.get(f.name) for f in self.more_fields())
 
 
 class AsOfForm(forms.Form):

@@ -7,7 +7,7 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from memsite.web.forms import MOMENT_FORMATS, DateTimeLocalInput, usable_moment
+from memsite.web.forms import MOMENT_FORMATS, DateInput, DateTimeLocalInput, usable_moment
 from retrieval import scoring
 from retrieval.explain import COMPONENT_LABELS
 from retrieval.models import Kind
@@ -28,12 +28,8 @@ class DebuggerForm(forms.Form):
         label=_("Kinds"), choices=Kind.choices, required=False, widget=forms.CheckboxSelectMultiple
     )
     session = forms.IntegerField(label=_("Session id"), required=False, min_value=1)
-    time_from = forms.DateField(
-        label=_("From"), required=False, widget=forms.DateInput(attrs={"type": "date"})
-    )
-    time_to = forms.DateField(
-        label=_("Until"), required=False, widget=forms.DateInput(attrs={"type": "date"})
-    )
+    time_from = forms.DateField(label=_("From"), required=False, widget=DateInput())
+    time_to = forms.DateField(label=_("Until"), required=False, widget=DateInput())
     include_inactive = forms.BooleanField(label=_("Include inactive facts"), required=False)
     as_of = forms.DateTimeField(
         label=_("As of"), required=False, widget=DateTimeLocalInput(), input_formats=MOMENT_FORMATS
@@ -172,12 +168,8 @@ class RecallFilterForm(forms.Form):
     """The recall log's filters (GET): a fact, a time range, the API token that asked."""
 
     fact = forms.IntegerField(label=_("Fact id"), required=False, min_value=1, max_value=2**63 - 1)
-    since = forms.DateField(
-        label=_("From"), required=False, widget=forms.DateInput(attrs={"type": "date"})
-    )
-    until = forms.DateField(
-        label=_("Until"), required=False, widget=forms.DateInput(attrs={"type": "date"})
-    )
+    since = forms.DateField(label=_("From"), required=False, widget=DateInput())
+    until = forms.DateField(label=_("Until"), required=False, widget=DateInput())
     token = forms.TypedChoiceField(
         label=_("Agent (API token)"), required=False, coerce=int, empty_value=None
     )

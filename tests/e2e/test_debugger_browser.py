@@ -58,3 +58,24 @@ def test_the_form_columns_never_overlap_on_a_narrow_screen(page, live_server, de
     )
     for (_, right), (left, _) in zip(edges, edges[1:], strict=False):
         assert right <= left  # the sliders stay inside their own column
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_weak_results_are_marked_below_the_recall_gate(
+    page, live_server, demo, language, screenshot_dir
+):
+    page.context.add_cookies(
+        [{"name": "django_language", "value": language, "url": live_server.url}]
+    )
+    log_in(page, live_server, "/debugger/?q=coffee")
+    rows = page.locator("table.results tbody tr")
+    expect(rows.first).to_be_visible()
+    under = page.locator("table.results tbody tr.under-gate")
+    expect(under.first.locator("td.gate .badge")).to_be_visible()
+    for score in under.evaluate_all("rows => rows.map(r => r.dataset.gateScore)"):
+        assert float(score) < 0.5
+    shown = page.locator("#context details.gate-cut li").count()
+    summary = page.locator("#context details.gate-cut summary")
+    if shown:
+        expect(summary).to_contain_text(str(shown))
+    page.screenshot(path=str(screenshot_dir / f"debugger-gate-{language}.png"), full_page=True)

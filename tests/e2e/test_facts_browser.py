@@ -107,3 +107,33 @@ def test_the_facts_table_never_widens_the_page(page, live_server, demo):
         "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
     )
     assert scroll <= client  # the table scrolls inside its box
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_the_facts_table_fits_its_box_at_1280_px(page, live_server, demo, language, screenshot_dir):
+    """Issue 29: 1,086 px in a 1,060 px box in English, the Edit column cut to "Ed", the
+    content column 170 px wide, under eleven filter controls."""
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.context.add_cookies(
+        [{"name": "django_language", "value": language, "url": live_server.url}]
+    )
+    log_in(page, live_server, "/facts/")
+    expect(page.locator("table.facts-table")).to_be_visible()
+    table, box = page.evaluate(
+        """() => [document.querySelector('table.facts-table').getBoundingClientRect().width,
+                  document.querySelector('.table-scroll').clientWidth]"""
+    )
+    assert table <= box, (table, box)
+    content = page.locator("table.facts-table tbody td.content-cell").first.bounding_box()
+    assert content["width"] >= 280  # a sentence reads on two or three lines, not ten
+    edit = page.locator("table.facts-table tbody a.edit-link").first
+    scroll_right = page.evaluate(
+        "() => document.querySelector('.table-scroll').getBoundingClientRect().right"
+    )
+    assert edit.bounding_box()["x"] + edit.bounding_box()["width"] <= scroll_right
+    visible = page.locator("form.fact-filters").locator("select, input:not([type=hidden])")
+    shown = [n for n in range(visible.count()) if visible.nth(n).is_visible()]
+    assert len(shown) <= 6  # the rarely used ones fold under "More filters"
+    page.screenshot(path=str(screenshot_dir / f"facts-1280-{language}.png"), full_page=True)
+    page.locator("form.fact-filters details.more summary").click()
+    expect(page.locator("form.fact-filters input[name=tag]")).to_be_visible()

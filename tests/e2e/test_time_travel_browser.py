@@ -41,6 +41,7 @@ def test_the_facts_page_goes_back_to_day_two(page, live_server, moved, screensho
     expect(rows).to_have_count(1)
     expect(rows.first).to_contain_text("Munich")
 
+    page.locator("form.fact-filters details.more summary").click()  # "More filters"
     page.fill("input[name=as_of]", "2026-03-02T12:00")
     page.locator("form.fact-filters button[type=submit]").click()
     expect(page.locator(".as-of-banner")).to_contain_text("2026-03-02 12:00")
