@@ -206,11 +206,86 @@ def measure(key: str, text: str) -> Usage:
 
 
 class CardConflict(Exception):
-    """The card changed since the editor loaded it: show both versions, never overwrite."""
+    """The card changed since the editor loaded it: show both versions, never overwrite.
+    `writers`: who wrote it meanwhile, newest first (see writers_since)."""
 
-    def __init__(self, key: str, mine: str, theirs: str, base: str):
+    def __init__(self, key: str, mine: str, theirs: str, base: str, writers=()):
         super().__init__(f"{key} changed since it was opened")
         self.key, self.mine, self.theirs, self.base = key, mine, theirs, base
+        self.writers: list[Writer] = list(writers)
+
+
+# Who wrote a card, as a revision records it (its note code, else its author) and as the
+# conflict page names it. "outside": the file changed with no revision (a text editor,
+# another program); "history": the text the editor started from is in no revision any more
+# (a backup restored or an archive imported in between).
+WRITERS = {
+    "live_refresh": gettext_lazy("the live refresh (after facts changed)"),
+    "nightly_refresh": gettext_lazy("the nightly card compile"),
+    "metabolism": gettext_lazy("the cards' metabolism"),
+    "session_end": gettext_lazy("the end of a session"),
+    "onboarding": gettext_lazy("onboarding"),
+    "undo_run": gettext_lazy("an undo of a job run"),
+    "restored": gettext_lazy("a restore of an older revision"),
+    "outside": gettext_lazy("a file edited on disk (a text editor or another program)"),
+    "history": gettext_lazy("a restore of a backup or an import"),
+    CardAuthor.PERSON: gettext_lazy("you, in another tab or window"),
+    CardAuthor.AGENT: gettext_lazy("an agent"),
+    CardAuthor.JOB: gettext_lazy("a background job"),
+}
+# The writers whose change a person's save may be merged with, when the two do not overlap:
+# the live refresh only rewrites its generated section, seconds after a fact changed.
+MERGEABLE = frozenset({"live_refresh"})
+MERGED_NOTE = "merged_live_refresh"
+
+
+@dataclass
+class Writer:
+    code: str  # a key of WRITERS
+    when: datetime | None
+    revision_id: int | None = None
+
+    @property
+    def label(self) -> str:
+        return str(WRITERS.get(self.code, self.code))
+
+    @classmethod
+    def of(cls, revision: CardRevision) -> Writer:
+        code = "outside" if revision.note == "outside_change" else revision.note
+        if code not in WRITERS:  # a person's or an agent's save, or an old free-text note
+            code = revision.author if revision.author in WRITERS else CardAuthor.JOB
+        return cls(code, revision.created_at, revision.pk)
+
+
+def writers_since(key: str, base: str, current: str | None = None) -> list[Writer]:
+    """Who wrote the card after the editor read `base`, newest first: the revisions saved
+    since the newest one holding `base`, and an edit on disk that no revision records."""
+    base = normalise(base)
+    current = normalise(read(key) if current is None else current)
+    if base == current:
+        return []
+    revisions = list(
+        CardRevision.objects.filter(card=key).only("note", "author", "created_at", "content")
+    )
+    writers = []
+    if not revisions or normalise(revisions[0].content) != current:
+        writers.append(Writer("outside", _changed_at(key)))
+    for revision in revisions:
+        if normalise(revision.content) == base:
+            return writers
+        writers.append(Writer.of(revision))
+    if base:  # the editor's text is in no revision: the history was replaced meanwhile
+        writers.append(Writer("history", None))
+    return writers
+
+
+def _merged_with_refresh(base: str, mine: str, theirs: str, writers) -> str | None:
+    """The person's text merged with a live refresh that wrote meanwhile, when that refresh
+    was the only writer and the two changed different lines; else None (a conflict)."""
+    if not writers or any(w.code not in MERGEABLE for w in writers):
+        return None
+    merged, conflicts = merge(base, mine, theirs)
+    return None if conflicts else merged
 
 
 def latest_revision(key: str) -> CardRevision | None:
@@ -301,11 +376,15 @@ def save(
     note: str = "",
     note_params: dict | None = None,
     owner: Owner | None = None,
+    merge_refresh: bool = False,
 ) -> CardRevision | None:
     """Write a card and keep a revision; None when the content did not change.
 
     `base` is the text the editor started from: if the card changed since then (and the
-    new content is not already what is there) this raises CardConflict and writes nothing.
+    new content is not already what is there) this raises CardConflict, naming who wrote it
+    meanwhile, and writes nothing. With `merge_refresh` (a person's save in the editor), a
+    live refresh that was the only writer meanwhile and changed other lines is merged in
+    instead: the revision's note says so, and `revision.merged_with` lists the refreshes.
     The file is renamed into place inside the transaction, put back if the commit fails,
     and journaled so a kill -9 before the commit is undone at the next start: the card and
     its revision never disagree.
@@ -318,8 +397,15 @@ def save(
             current = normalise(read(key, owner))
             if content == current:
                 return None
+            merged_with: list[Writer] = []
             if base is not None and normalise(base) != current:
-                raise CardConflict(key, mine=content, theirs=current, base=normalise(base))
+                writers = writers_since(key, base, current)
+                merged = _merged_with_refresh(base, content, current, writers)
+                if not merge_refresh or merged is None:
+                    raise CardConflict(key, content, current, normalise(base), writers)
+                if merged == current:  # the person's changes were already there
+                    return None
+                content, note, merged_with = merged, MERGED_NOTE, writers
             _record_drift(key, current)
             revision = CardRevision.objects.create(
                 card=key,
@@ -332,6 +418,7 @@ def save(
     except BaseException:
         _forget(entries)  # rolled back and the file put back: nothing left to undo
         raise
+    revision.merged_with = merged_with
     return revision
 
 

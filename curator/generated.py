@@ -89,6 +89,7 @@ CARD_NOTES = {
     "outside_change": gettext_lazy("found changed outside the app"),
     "undo_run": gettext_lazy("undo of a job run"),
     "restored": gettext_lazy("restored revision #%(id)s"),
+    "merged_live_refresh": gettext_lazy("merged with the live refresh"),
 }
 
 

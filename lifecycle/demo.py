@@ -47,8 +47,10 @@ from curator.models import (
     Source,
     expiry_for,
 )
+from curator.thresholds import source_key
 from curator.tokencount import estimate_tokens
-from curator.writepath import Work, snapshot
+from curator.writepath import Work, confirm_pending, ignore_pending, snapshot
+from lifecycle import demo_use
 from retrieval.indexing import index_all, remove_item
 
 DEMO_SOURCE = Source.DEMO
@@ -196,53 +198,49 @@ FACTS: list[dict[str, Any]] = [
     dict(key="name", scope="user", type="identity", subject="李雷", predicate="姓名",
          content="用户叫李雷（Li Lei），希望被直接称呼为“李雷”", confidence=1.0,
          importance=1.0, priority="permanent", days_ago=59, verified=True, via="onboarding",
-         actor="person", tags=["profile"], access=42, accessed_days_ago=0, hits=6),
+         actor="person", tags=["profile"], hits=6),
     dict(key="job", scope="user", type="identity", subject="李雷", predicate="职业",
          content="李雷是后端工程师，主要用 Python 写服务端和数据管道", confidence=0.95,
          importance=0.9, priority="permanent", days_ago=59, verified=True, via="onboarding",
-         actor="person", tags=["profile", "work"], access=17, accessed_days_ago=2, hits=3),
+         actor="person", tags=["profile", "work"], hits=3),
     # supersede chain 1: city 北京 -> 杭州
     dict(key="city_bj", scope="user", type="fact", subject="李雷", predicate="居住城市",
          content="李雷住在北京", confidence=0.9, importance=0.6, priority="permanent",
-         days_ago=58, verified=True, via="onboarding", actor="person", tags=["profile"],
-         access=5, accessed_days_ago=25),
+         days_ago=58, verified=True, via="onboarding", actor="person", tags=["profile"]),
     dict(key="city_hz", prev="city_bj", scope="user", type="fact", subject="李雷",
          predicate="居住城市", content="李雷已经搬到杭州，在杭州工作", confidence=0.95,
          importance=0.6, priority="permanent", days_ago=20, verified=True, via="llm",
-         actor="agent", supersede_actor="person", tags=["profile"], access=4,
-         accessed_days_ago=3, hits=2),
+         actor="agent", supersede_actor="person", tags=["profile"], hits=2),
     # preferences ----------------------------------------------------------------------
     dict(key="python", scope="user", type="preference", subject="李雷", predicate="编程语言",
          content="偏好 Python，新项目默认用 Python 3.12", confidence=0.92, importance=0.8,
          priority="permanent", days_ago=57, verified=True, via="onboarding", actor="person",
-         tags=["coding"], access=23, accessed_days_ago=0, hits=5),
+         tags=["coding"], hits=5),
     dict(key="pytest", scope="user", type="preference", subject="李雷",
          predicate="test framework",
          content="Prefers pytest over unittest, with plain assert statements and fixtures",
          confidence=0.88, importance=0.6, priority="long_term", days_ago=12, verified=False,
-         via="rules", actor="job", tags=["coding", "testing"], access=6, accessed_days_ago=1,
+         via="rules", actor="job", tags=["coding", "testing"],
          hits=3),
     dict(key="style", scope="user", type="preference", subject="李雷", predicate="回答风格",
          content="偏好简洁的中文回答；代码和注释用英文", confidence=0.93, importance=0.85,
          priority="permanent", days_ago=56, verified=True, via="onboarding", actor="person",
-         tags=["communication"], access=38, accessed_days_ago=0, hits=4),
+         tags=["communication"], hits=4),
     # supersede chain 2 (three long): VS Code -> Neovim -> Helix
     dict(key="ed_vscode", scope="user", type="preference", subject="李雷",
          predicate="preferred editor", content="Uses VS Code as the main editor",
          confidence=0.85, importance=0.4, priority="long_term", days_ago=55, verified=False,
-         via="rules", actor="job", tags=["tools"], access=2, accessed_days_ago=40),
+         via="rules", actor="job", tags=["tools"]),
     dict(key="ed_nvim", prev="ed_vscode", scope="user", type="preference", subject="李雷",
          predicate="preferred editor",
          content="Switched from VS Code to Neovim (LazyVim config)", confidence=0.9,
          importance=0.4, priority="long_term", days_ago=30, verified=False, via="llm",
-         actor="agent", supersede_actor="agent", tags=["tools"], access=3,
-         accessed_days_ago=12),
+         actor="agent", agent="code", supersede_actor="agent", tags=["tools"]),
     dict(key="ed_helix", prev="ed_nvim", scope="user", type="preference", subject="李雷",
          predicate="preferred editor",
          content="Now uses Helix; finds its modal editing simpler than Neovim", confidence=0.9,
          importance=0.45, priority="long_term", days_ago=6, verified=True, via="manual",
-         actor="person", supersede_actor="person", tags=["tools"], access=1,
-         accessed_days_ago=1),
+         actor="person", supersede_actor="person", tags=["tools"]),
     dict(key="terse_late", scope="insight", type="preference", subject="李雷",
          predicate="晚间回答长度",
          content="晚上 9 点以后提问时，李雷通常只要要点，不要长篇解释", confidence=0.66,
@@ -251,38 +249,36 @@ FACTS: list[dict[str, Any]] = [
     # rules and constraints ------------------------------------------------------------
     dict(key="no_weekend", scope="user", type="rule", subject="提醒", predicate="周末",
          content="不要在周末发工作提醒", confidence=1.0, importance=0.95, priority="permanent",
-         days_ago=54, verified=True, via="manual", actor="person", tags=["reminders"],
-         access=11, accessed_days_ago=1),
+         days_ago=54, verified=True, via="manual", actor="person", tags=["reminders"]),
     dict(key="force_push", scope="user", type="rule", subject="git", predicate="force push",
          content="Always ask before running git push --force on any shared branch",
          confidence=0.95, importance=0.9, priority="permanent", days_ago=33, verified=True,
-         via="manual", actor="person", tags=["git", "safety"], access=4,
-         accessed_days_ago=8),
+         via="manual", actor="person", tags=["git", "safety"]),
     dict(key="no_meetings", scope="user", type="constraint", subject="李雷",
          predicate="会议时间", content="工作日 18:30 以后不安排会议（要去接孩子）",
          confidence=0.85, importance=0.7, priority="permanent", days_ago=27, verified=True,
-         via="llm", actor="agent", tags=["calendar"], access=3, accessed_days_ago=4),
+         via="llm", actor="agent", tags=["calendar"]),
     dict(key="no_secrets", scope="system", type="constraint", subject="memory",
          predicate="secrets",
          content="Never store passwords, API keys or access tokens in memory", confidence=1.0,
          importance=1.0, priority="permanent", days_ago=60, verified=True, via="manual",
-         actor="person", tags=["safety", "privacy"], access=9, accessed_days_ago=0),
+         actor="person", tags=["safety", "privacy"]),
     # lessons --------------------------------------------------------------------------
     dict(key="backup", scope="insight", type="error", subject="删除文件", predicate="教训",
          content="直接删除文件会导致数据丢失，先备份再删除", confidence=0.9, importance=0.9,
          priority="permanent", days_ago=44, verified=True, via="llm", actor="agent",
-         tags=["lesson", "safety"], access=7, accessed_days_ago=2, hits=3),
+         tags=["lesson", "safety"], hits=3),
     dict(key="locked", scope="insight", type="error", subject="SQLite",
          predicate="database is locked",
          content="Running migrations while the Huey consumer is writing to the same SQLite "
          "file gave 'database is locked'; stop the consumer first",
          confidence=0.8, importance=0.7, priority="long_term", days_ago=15, verified=False,
-         via="llm", actor="job", tags=["lesson", "sqlite"], access=2, accessed_days_ago=5),
+         via="llm", actor="job", tags=["lesson", "sqlite"]),
     # skills ---------------------------------------------------------------------------
     dict(key="django", scope="user", type="skill", subject="李雷", predicate="Django",
          content="熟悉 Django 和 Django Ninja，能独立设计 REST API", confidence=0.85,
          importance=0.6, priority="permanent", days_ago=50, verified=False, via="llm",
-         actor="job", tags=["coding"], access=5, accessed_days_ago=0, hits=2),
+         actor="job", tags=["coding"], hits=2),
     dict(key="k8s", scope="user", type="skill", subject="李雷", predicate="Kubernetes",
          content="Knows Docker and basic Kubernetes; has not used Helm yet", confidence=0.7,
          importance=0.4, priority="long_term", days_ago=18, verified=False, via="llm",
@@ -293,14 +289,12 @@ FACTS: list[dict[str, Any]] = [
          content="Memory Curator 是本地优先的记忆管理面板：所有数据在一个 SQLite 文件里，"
          "由人决定助手记住什么",
          confidence=1.0, importance=0.9, priority="permanent", days_ago=45, verified=True,
-         via="manual", actor="person", tags=["memory-curator"], access=14,
-         accessed_days_ago=0),
+         via="manual", actor="person", tags=["memory-curator"]),
     # supersede chain 3: FAISS -> sqlite-vec, decided in today's session
     dict(key="vec_faiss", scope="project", type="fact", subject="Memory Curator",
          predicate="向量检索", content="Memory Curator 的向量检索计划使用 FAISS",
          confidence=0.85, importance=0.7, priority="long_term", days_ago=40, verified=False,
-         via="llm", actor="job", tags=["memory-curator", "retrieval"], access=2,
-         accessed_days_ago=0),
+         via="llm", actor="job", tags=["memory-curator", "retrieval"]),
     dict(key="vec_sqlite", prev="vec_faiss", scope="project", type="fact",
          subject="Memory Curator", predicate="向量检索",
          content="Memory Curator 改用 sqlite-vec 做向量检索，不再引入 FAISS",
@@ -318,17 +312,15 @@ FACTS: list[dict[str, Any]] = [
          content="orchard is the internal order-sync service; Li Lei shares on-call with "
          "王芳 (Wang Fang)",
          confidence=0.9, importance=0.7, priority="permanent", days_ago=38, verified=True,
-         via="onboarding", actor="person", tags=["orchard", "work"], access=8,
-         accessed_days_ago=2),
+         via="onboarding", actor="person", tags=["orchard", "work"]),
     dict(key="orchard_deploy", scope="project", type="fact", subject="orchard",
          predicate="发布日", content="orchard 每周二发布一次", confidence=0.88, importance=0.6,
          priority="long_term", days_ago=21, verified=False, via="rules", actor="job",
-         tags=["orchard", "release"], access=3, accessed_days_ago=2, hits=2),
+         tags=["orchard", "release"], hits=2),
     dict(key="leak", scope="project", type="fact", subject="orchard", predicate="当前问题",
          content="本周在排查 orchard 的内存泄漏：Celery worker 没设 max_tasks_per_child",
          confidence=0.9, importance=0.7, priority="short_term", at=("s1", 2), verified=False,
-         via="llm", actor="job", tags=["orchard", "incident"], access=1,
-         accessed_days_ago=0),
+         via="llm", actor="job", tags=["orchard", "incident"]),
     dict(key="review", scope="project", type="fact", subject="orchard", predicate="会议",
          content="今天下午 3 点和王芳一起 review orchard 的 PR #482", confidence=0.86,
          importance=0.5, priority="transient", hours_ago=3, verified=False, via="rules",
@@ -338,6 +330,23 @@ FACTS: list[dict[str, Any]] = [
          content="明早 9 点提醒李雷交周报", confidence=0.87, importance=0.3,
          priority="transient", days_ago=5, verified=False, via="rules", actor="job",
          tags=["reminders"], status="expired"),
+    # Two pairs that cannot both be true: the contradiction check finds them (Review).
+    dict(key="early", scope="user", type="preference", subject="李雷", predicate="作息",
+         content="李雷是早起型的人，每天 6 点起床", confidence=0.9, importance=0.5,
+         priority="permanent", days_ago=52, verified=True, via="onboarding", actor="person",
+         tags=["profile", "routine"]),
+    dict(key="night_owl", scope="user", type="fact", subject="李雷", predicate="熬夜",
+         content="李雷是夜猫子，常熬夜写代码", confidence=0.82, importance=0.4,
+         priority="long_term", hours_ago=20, verified=False, via="llm", actor="agent",
+         tags=["routine"]),
+    dict(key="light_theme", scope="user", type="preference", subject="李雷",
+         predicate="editor theme", content="Prefers a light theme in the editor",
+         confidence=0.8, importance=0.3, priority="long_term", days_ago=24, verified=False,
+         via="rules", actor="job", tags=["tools"]),
+    dict(key="dark_theme", scope="user", type="preference", subject="李雷",
+         predicate="UI theme", content="Prefers a dark theme in all tools", confidence=0.86,
+         importance=0.35, priority="long_term", days_ago=2, verified=False, via="llm",
+         actor="agent", agent="code", tags=["tools"]),
 ]
 
 # --------------------------------------------------------------------------------------
@@ -345,16 +354,17 @@ FACTS: list[dict[str, Any]] = [
 # --------------------------------------------------------------------------------------
 
 PENDING: list[dict[str, Any]] = [
-    dict(reason="low_confidence", confidence=0.68, hours_ago=30, actor="job",
+    dict(reason="low_confidence", confidence=0.68, hours_ago=30, actor="job", source="llm",
          candidate=dict(scope="user", type="skill", subject="李雷", predicate="正在学习",
                         content="李雷最近在学 Rust，周末会写一点练习代码",
                         priority="long_term", tags=["coding"])),
-    dict(reason="low_confidence", confidence=0.72, hours_ago=20, actor="agent",
+    dict(reason="low_confidence", confidence=0.72, hours_ago=20, actor="agent", agent="code",
          candidate=dict(scope="user", type="preference", subject="李雷",
-                        predicate="UI theme", content="Prefers a dark theme in all tools",
-                        priority="long_term", tags=["tools"])),
+                        predicate="commit messages",
+                        content="Wants commit messages written in English, in the imperative",
+                        priority="long_term", tags=["git"])),
     # "下个月可能去上海出差" was read as a move: the person should catch this one.
-    dict(reason="conflict", confidence=0.78, hours_ago=26, actor="job",
+    dict(reason="conflict", confidence=0.78, hours_ago=26, actor="job", source="rules",
          conflicts_with="city_hz",
          candidate=dict(scope="user", type="fact", subject="李雷", predicate="居住城市",
                         content="李雷搬到了上海", priority="permanent", tags=["profile"],
@@ -370,6 +380,71 @@ PENDING: list[dict[str, Any]] = [
                         content="本周在排查 orchard 的内存泄漏：Celery worker 没设 "
                         "max_tasks_per_child",
                         why="加了 max_tasks_per_child 之后内存稳定，这条短期记忆可以删除")),
+]
+
+# Review items the person already answered over the past weeks (through the write path's
+# confirm and ignore): what Calibration compares with each source's confidence.
+# `outcome` is confirm, edit (confirmed with a changed text) or ignore.
+DECIDED: list[dict[str, Any]] = [
+    dict(source="llm", confidence=0.66, days_ago=18, outcome="ignore",
+         candidate=dict(scope="user", type="preference", subject="李雷", predicate="操作系统",
+                        content="李雷打算把开发机换成 Arch Linux", priority="long_term",
+                        tags=["tools"])),
+    dict(source="llm", confidence=0.74, days_ago=16, outcome="confirm",
+         candidate=dict(scope="project", type="fact", subject="orchard", predicate="告警频道",
+                        content="orchard 的告警发到 #orchard-alerts 频道", priority="permanent",
+                        tags=["orchard"])),
+    dict(source="llm", confidence=0.78, days_ago=11, outcome="edit",
+         candidate=dict(scope="user", type="preference", subject="李雷",
+                        predicate="PR review time", content="Reviews pull requests in the morning",
+                        priority="permanent", tags=["work"]),
+         edits=dict(content="Reviews pull requests before 10 am, never after lunch")),
+    dict(source="llm", confidence=0.84, days_ago=9, outcome="confirm",
+         candidate=dict(scope="project", type="fact", subject="orchard", predicate="负责人",
+                        content="王芳和李雷一起负责 orchard", priority="permanent",
+                        tags=["orchard", "work"])),
+    dict(source="llm", confidence=0.63, days_ago=4, outcome="ignore",
+         candidate=dict(scope="user", type="preference", subject="李雷", predicate="饮食",
+                        content="李雷不吃辣", priority="long_term", tags=["food"])),
+    dict(source="rules", confidence=0.62, days_ago=21, outcome="ignore",
+         candidate=dict(scope="user", type="skill", subject="李雷", predicate="Go",
+                        content="Is learning Go", priority="long_term", tags=["coding"])),
+    dict(source="rules", confidence=0.68, days_ago=17, outcome="ignore",
+         candidate=dict(scope="user", type="preference", subject="李雷",
+                        predicate="indentation", content="Prefers tabs over spaces",
+                        priority="long_term", tags=["coding"])),
+    dict(source="rules", confidence=0.71, days_ago=13, outcome="confirm",
+         candidate=dict(scope="user", type="rule", subject="李雷", predicate="code review",
+                        content="每周五下午留给 code review", priority="permanent",
+                        tags=["work"])),
+    dict(source="rules", confidence=0.77, days_ago=7, outcome="confirm",
+         candidate=dict(scope="user", type="preference", subject="李雷", predicate="通知",
+                        content="工作通知只发 Slack，不要发短信", priority="permanent",
+                        tags=["communication"])),
+    dict(source="consolidation", confidence=0.65, days_ago=8, outcome="confirm",
+         candidate=dict(scope="insight", type="error", subject="orchard", predicate="发布前",
+                        content="orchard 发布前一天先在 staging 跑一遍数据迁移",
+                        priority="permanent", tags=["lesson", "orchard"])),
+    dict(source="api", agent="chat", confidence=0.64, days_ago=15, outcome="ignore",
+         candidate=dict(scope="user", type="preference", subject="李雷", predicate="宠物",
+                        content="李雷想养一只猫", priority="long_term", tags=["life"])),
+    dict(source="api", agent="chat", confidence=0.73, days_ago=10, outcome="confirm",
+         candidate=dict(scope="user", type="fact", subject="李雷", predicate="孩子",
+                        content="李雷的孩子在上幼儿园，工作日下午接送", priority="permanent",
+                        tags=["family"])),
+    dict(source="api", agent="chat", confidence=0.81, days_ago=3, outcome="confirm",
+         candidate=dict(scope="user", type="preference", subject="李雷", predicate="会议纪要",
+                        content="会议纪要用中文写，结论放在最前面", priority="permanent",
+                        tags=["communication"])),
+    dict(source="api", agent="code", confidence=0.69, days_ago=12, outcome="edit",
+         candidate=dict(scope="project", type="preference", subject="Memory Curator",
+                        predicate="linter", content="Uses ruff for linting",
+                        priority="permanent", tags=["memory-curator", "coding"]),
+         edits=dict(content="Uses ruff for linting and formatting (no black, no isort)")),
+    dict(source="api", agent="code", confidence=0.79, days_ago=5, outcome="ignore",
+         candidate=dict(scope="project", type="preference", subject="Memory Curator",
+                        predicate="packaging", content="Uses Poetry for packaging",
+                        priority="long_term", tags=["memory-curator"])),
 ]
 
 DROPPED: dict[str, Any] = dict(
@@ -478,7 +553,16 @@ def demo_sessions(owner: Owner):
 
 
 def demo_pending(owner: Owner):
-    return PendingItem.objects.filter(owner=owner, candidate__source=DEMO_SOURCE.value)
+    """Marked in the candidate: its source is the extractor or agent it pretends to be."""
+    return PendingItem.objects.filter(owner=owner).filter(
+        Q(candidate__source=DEMO_SOURCE.value) | Q(candidate__demo=True)
+    )
+
+
+def demo_facts(owner: Owner):
+    """The demo's facts, and those its answered review items wrote."""
+    confirmed = demo_pending(owner).exclude(resulting_fact=None).values("resulting_fact")
+    return Fact.objects.filter(owner=owner).filter(Q(source=DEMO_SOURCE) | Q(pk__in=confirmed))
 
 
 def demo_present(owner: Owner) -> bool:
@@ -488,13 +572,15 @@ def demo_present(owner: Owner) -> bool:
         or Fact.objects.filter(owner=owner, source=DEMO_SOURCE).exists()
         or MemoryEvent.objects.filter(owner=owner, operation_id__startswith=OP_PREFIX).exists()
         or demo_pending(owner).exists()
+        or demo_use.demo_agents().exists()
     )
 
 
 def remove_demo(owner: Owner) -> dict[str, int]:
     """Delete demo rows only; the person's own rows merely lose links to demo rows."""
     sessions = demo_sessions(owner)
-    facts = Fact.objects.filter(owner=owner, source=DEMO_SOURCE)
+    fact_ids = list(demo_facts(owner).values_list("pk", flat=True))
+    facts = Fact.objects.filter(pk__in=fact_ids)
     pending = demo_pending(owner)
     episodes = Episode.objects.filter(owner=owner).filter(
         Q(source=DEMO_SOURCE.value) | Q(session__in=sessions)
@@ -512,7 +598,6 @@ def remove_demo(owner: Owner) -> dict[str, int]:
             "attachment": list(attachments.values_list("pk", flat=True)),
         }
     )
-    fact_ids = list(facts.values_list("pk", flat=True))
     removed = {
         "events": _delete(events),
         "pending": _delete(pending),
@@ -522,6 +607,7 @@ def remove_demo(owner: Owner) -> dict[str, int]:
         "sessions": _delete(sessions),
         "facts": _delete(Fact.objects.filter(pk__in=fact_ids)),
         "scratchpad": _delete(Scratchpad.objects.filter(owner=owner, content=SCRATCHPAD_CONTENT)),
+        **demo_use.remove_agents(),
     }
     return removed
 
@@ -544,18 +630,27 @@ def _unindex(ids_by_kind: dict[str, list[int]]) -> None:
 
 
 def _event(
-    owner: Owner, kind: str, key: str, at: datetime, actor: str, *, changes=(), **fields
+    owner: Owner,
+    kind: str,
+    key: str,
+    at: datetime,
+    actor: str,
+    *,
+    changes=(),
+    agent_id: int | None = None,
+    **fields,
 ) -> MemoryEvent:
     """One backdated event through the write path's unit of work; `changes` are
-    (kind, id, before, after) as undo reads them."""
-    work = Work(owner, actor, at=at)
+    (kind, id, before, after) as undo reads them; `agent_id` the agent who did it."""
+    work = Work(owner, actor, at=at, agent_id=agent_id)
     for change in changes:
         work.record(*change)
     payload = fields.pop("payload", {})
     return work.event(kind, operation_id=f"{OP_PREFIX}{kind}:{key}", **fields, **payload)
 
 
-def _create_sessions(owner: Owner, now: datetime) -> dict[str, tuple[Session, list]]:
+def _create_sessions(owner: Owner, now: datetime, agents) -> dict[str, tuple[Session, list]]:
+    """Both conversations are the chat assistant's."""
     built = {}
     for spec in SESSIONS:
         start = _session_start(spec, now)
@@ -569,6 +664,7 @@ def _create_sessions(owner: Owner, now: datetime) -> dict[str, tuple[Session, li
             started_at=start,
             ended_at=ended,
             llm_calls=spec["llm_calls"],
+            agent=agents["chat"],
         )
         built[spec["key"]] = (session, _create_turns(session, spec, start))
     return built
@@ -601,6 +697,7 @@ def _create_turns(session: Session, spec: dict[str, Any], start: datetime) -> li
                 timestamp=start + timedelta(minutes=minutes, seconds=index * 7),
                 token_estimate=estimate_tokens(_turn_text(content, extras)),
                 extracted=index < upto,
+                agent_id=session.agent_id,
             )
         )
     return ConversationTurn.objects.bulk_create(turns)
@@ -618,13 +715,21 @@ def _fact_time(spec: dict[str, Any], now: datetime, sessions) -> tuple[datetime,
     return now - offset - jitter, None
 
 
-def _create_facts(owner: Owner, now: datetime, sessions) -> dict[str, Fact]:
+def _agent_of(spec: dict[str, Any], turn, agents) -> int | None:
+    """Whose proposal it was: the agent that wrote it, or the one whose turn it came from
+    (as the write path's `proposer` says)."""
+    if spec.get("actor") == Actor.AGENT:
+        return agents[spec.get("agent", "chat")].pk
+    return turn.agent_id if turn is not None else None
+
+
+def _create_facts(owner: Owner, now: datetime, sessions, agents) -> dict[str, Fact]:
     facts: dict[str, Fact] = {}
     for spec in FACTS:
         created, turn = _fact_time(spec, now, sessions)
-        accessed = spec.get("accessed_days_ago")
         fact = Fact.objects.create(
             owner=owner,
+            agent_id=_agent_of(spec, turn, agents),
             scope=spec["scope"],
             type=spec["type"],
             subject=spec["subject"],
@@ -640,11 +745,7 @@ def _create_facts(owner: Owner, now: datetime, sessions) -> dict[str, Fact]:
             source=DEMO_SOURCE,
             source_turn=turn,
             tags=[*spec["tags"], f"via:{spec['via']}"],
-            access_count=spec.get("access", 0),
-            # A recall can't precede the write, nor lie in the future.
-            last_accessed_at=None
-            if accessed is None
-            else min(now, max(created, now - timedelta(days=accessed, hours=1))),
+            # Recalled only by the demo's recalls (demo_use.recall), like any fact.
             hit_count=spec.get("hits", 1),
             created_at=created,
         )
@@ -653,7 +754,6 @@ def _create_facts(owner: Owner, now: datetime, sessions) -> dict[str, Fact]:
             _supersede(owner, facts[spec["prev"]], fact, spec)
     for spec in FACTS:
         _record_write(owner, facts[spec["key"]], spec)
-    _backdate_updates(facts)
     return facts
 
 
@@ -676,6 +776,7 @@ def _supersede(owner: Owner, old: Fact, new: Fact, spec: dict[str, Any]) -> None
         spec["key"],
         new.created_at + timedelta(seconds=1),  # right after the new fact's write
         spec.get("supersede_actor", "agent"),
+        agent_id=new.agent_id if spec.get("supersede_actor", "agent") == Actor.AGENT else None,
         fact=new,
         changes=[("fact", old.pk, {"status": before["status"]}, {"status": old.status})],
         payload={"before": before, "after": snapshot(new)},
@@ -685,15 +786,22 @@ def _supersede(owner: Owner, old: Fact, new: Fact, spec: dict[str, Any]) -> None
 def _record_write(owner: Owner, fact: Fact, spec: dict[str, Any]) -> None:
     after = snapshot(fact)
     after["status"] = FactStatus.ACTIVE  # what it was when written, before any supersede
+    actor = spec.get("actor") or DEFAULT_ACTOR[spec["via"]]
+    payload: dict[str, Any] = {"after": after, "origin": spec["via"]}
+    if spec["via"] != "manual":  # what the write path records of an automatic write
+        agent = fact.agent_id if actor == Actor.AGENT else None
+        origin = source_key(Source.API, agent) if agent else spec["via"]
+        payload.update(origin=origin, confidence=fact.confidence)
     _event(
         owner,
         EventType.WRITE,
         spec["key"],
         fact.created_at,
-        spec.get("actor") or DEFAULT_ACTOR[spec["via"]],
+        actor,
+        agent_id=fact.agent_id if actor == Actor.AGENT else None,
         fact=fact,
         changes=[("fact", fact.pk, None, {"status": FactStatus.ACTIVE})],
-        payload={"after": after, "origin": spec["via"]},
+        payload=payload,
     )
     if fact.status == FactStatus.EXPIRED:
         _event(
@@ -708,42 +816,76 @@ def _record_write(owner: Owner, fact: Fact, spec: dict[str, Any]) -> None:
         )
 
 
-def _create_pending(owner: Owner, now: datetime, facts: dict[str, Fact]) -> list[PendingItem]:
+def _queue(owner: Owner, spec: dict[str, Any], key: str, created: datetime, agents, target=None):
+    """One review item as the write path queues it, with its `pending` event. The candidate
+    names the source it pretends to come from (an extractor, or an agent through the API)
+    and carries the demo mark."""
+    agent = agents[spec.get("agent", "chat")].pk if spec.get("source") == Source.API else None
+    candidate = {**spec["candidate"], "source": spec.get("source", Source.LLM), "demo": True}
+    if agent is not None:
+        candidate["token_id"] = agent
+    if target is not None and spec.get("reason") == PendingReason.DELETION:
+        candidate["fact_id"] = target.pk
+    reason = spec.get("reason", PendingReason.LOW_CONFIDENCE)
+    item = PendingItem.objects.create(
+        owner=owner,
+        candidate=candidate,
+        confidence=spec["confidence"],
+        reason=reason,
+        conflicts_with=target,
+        agent_id=agent,
+        created_at=created,
+    )
+    payload: dict[str, Any] = {
+        "candidate": candidate,
+        "confidence": spec["confidence"],
+        "reason": reason,
+        "origin": source_key(candidate["source"], agent),
+    }
+    if target is not None:
+        payload["conflicts_with"] = snapshot(target)
+    _event(
+        owner,
+        EventType.PENDING,
+        key,
+        created,
+        Actor.AGENT if agent else Actor.JOB,
+        agent_id=agent,
+        pending=item,
+        fact=target,
+        changes=[("pending", item.pk, None, {"status": PendingStatus.PENDING})],
+        payload=payload,
+    )
+    return item
+
+
+def _create_pending(owner: Owner, now: datetime, facts: dict[str, Fact], agents):
     items = []
     for number, spec in enumerate(PENDING, start=1):
         created = now - timedelta(hours=spec["hours_ago"])
+        if spec["actor"] == Actor.AGENT:
+            spec = {**spec, "source": Source.API}
         target = facts.get(spec.get("conflicts_with", ""))
-        candidate = {**spec["candidate"], "source": DEMO_SOURCE.value}
-        if target is not None and spec["reason"] == PendingReason.DELETION:
-            candidate["fact_id"] = target.pk
-        item = PendingItem.objects.create(
-            owner=owner,
-            candidate=candidate,
-            confidence=spec["confidence"],
-            reason=spec["reason"],
-            conflicts_with=target,
-            created_at=created,
-        )
-        payload: dict[str, Any] = {
-            "candidate": candidate,
-            "confidence": spec["confidence"],
-            "reason": spec["reason"],
-        }
-        if target is not None:
-            payload["conflicts_with"] = snapshot(target)
-        _event(
-            owner,
-            EventType.PENDING,
-            f"p{number}",
-            created,
-            spec["actor"],
-            pending=item,
-            fact=target,
-            changes=[("pending", item.pk, None, {"status": PendingStatus.PENDING})],
-            payload=payload,
-        )
-        items.append(item)
+        items.append(_queue(owner, spec, f"p{number}", created, agents, target))
     return items
+
+
+def _answer_review(owner: Owner, now: datetime, agents) -> tuple[list[PendingItem], list[Fact]]:
+    """The review items the person answered, each confirmed or ignored through the write
+    path at the time it was answered (a few hours after it was queued)."""
+    items, written = [], []
+    for number, spec in enumerate(DECIDED, start=1):
+        created = now - timedelta(days=spec["days_ago"], hours=5)
+        answered = created + timedelta(hours=3, minutes=number * 4)
+        item = _queue(owner, spec, f"d{number}", created, agents)
+        if spec["outcome"] == "ignore":
+            ignore_pending(item.pk, at=answered)
+        else:
+            result = confirm_pending(item.pk, edits=spec.get("edits"), at=answered)
+            written.append(result.fact)
+        PendingItem.objects.filter(pk=item.pk).update(updated_at=answered)
+        items.append(item)
+    return items, written
 
 
 def _create_drop(owner: Owner, now: datetime) -> MemoryEvent:
@@ -787,7 +929,6 @@ def _create_episode(owner: Owner, sessions, facts: dict[str, Fact]) -> Episode:
         tools_used=sorted({node["tool_name"] for node in nodes}),
         tags=EPISODE["tags"],
         importance=EPISODE["importance"],
-        access_count=2,
         source=DEMO_SOURCE.value,
     )
     episode.linked_facts.set([facts[key] for key in EPISODE["linked_facts"]])
@@ -826,27 +967,39 @@ def _create_scratchpad(owner: Owner) -> bool:
     return created
 
 
-def _build(owner: Owner, now: datetime) -> dict[str, int]:
-    sessions = _create_sessions(owner, now)
-    facts = _create_facts(owner, now, sessions)
-    pending = _create_pending(owner, now, facts)
+def _build(owner: Owner, now: datetime) -> tuple[dict[str, int], dict]:
+    agents = demo_use.create_agents(now)
+    sessions = _create_sessions(owner, now, agents)
+    facts = _create_facts(owner, now, sessions, agents)
+    pending = _create_pending(owner, now, facts, agents)
+    answered, confirmed = _answer_review(owner, now, agents)
+    _backdate_updates({**facts, **{f"confirmed-{f.pk}": f for f in confirmed}})
     _create_drop(owner, now)
     episode = _create_episode(owner, sessions, facts)
     attachments = _create_attachments(owner, sessions, facts, episode)
     scratchpad = _create_scratchpad(owner)
-    return {
-        "facts": len(facts),
+    counts = {
+        "agents": len(agents),
+        "facts": len(facts) + len(confirmed),
         "superseded": sum(f.status == FactStatus.SUPERSEDED for f in facts.values()),
         "pending": len(pending),
+        "answered": len(answered),
         "sessions": len(sessions),
         "turns": sum(len(turns) for _s, turns in sessions.values()),
         "episodes": 1,
         "attachments": len(attachments),
         "scratchpad": int(scratchpad),
-        "events": MemoryEvent.objects.filter(
-            owner=owner, operation_id__startswith=OP_PREFIX
-        ).count(),
+        "contradictions": demo_use.find_contradictions(owner),
+        "events": MemoryEvent.objects.filter(owner=owner)
+        .filter(
+            Q(operation_id__startswith=OP_PREFIX)
+            | Q(pending__in=demo_pending(owner))
+            | Q(fact__in=demo_facts(owner))
+        )
+        .distinct()
+        .count(),
     }
+    return counts, agents
 
 
 def index_search() -> int | None:
@@ -874,9 +1027,13 @@ def load_demo(
             if not reset:
                 return result
             result.removed = remove_demo(owner)
-        result.counts = _build(owner, now)
+        result.counts, agents = _build(owner, now)
         result.loaded = True
     # Indexing runs after commit: it embeds outside its own transaction and must see rows.
+    # The recalls are searches, so they need it.
     if index:
         result.indexed = index_search()
+        result.counts["recalls"] = demo_use.recall(owner, now, agents)
+    cards = demo_use.refresh_cards(now)
+    result.counts["card_lines"] = cards["user_lines"] + cards["memory_lines"]
     return result

@@ -269,11 +269,17 @@ class Work:
         if before is None or new:
             self.changes.append({"kind": "pending", "id": item.pk, "before": old, "after": new})
 
-    def record(self, kind: str, pk: int, before: dict, after: dict) -> None:
-        """An episode or attachment whose editable fields changed (`after` from after the save)."""
+    def record(self, kind: str, pk: int, before: dict | None, after: dict) -> None:
+        """A row whose fields changed (`after` from after the save; `before` None: new).
+
+        A fact recorded this way is announced like one recorded with `fact()`: whoever
+        records a fact change (the demo's backdated history too) must not leave the cards
+        and the index behind."""
         old, new = _diff(before, after)
         if new:
             self.changes.append({"kind": kind, "id": pk, "before": old, "after": new})
+            if kind == "fact":
+                self.fact_ids.add(pk)
 
     def event(self, event_type: str, *, operation_id=None, fact=None, pending=None, **payload):
         event = MemoryEvent.objects.create(

@@ -141,18 +141,20 @@ def confirm_pending(
     force: bool = False,
     batch: str = "",
     agent_id: int | None = None,
+    at: datetime | None = None,
 ) -> Result:
     """Write the candidate as a verified fact (or apply the suggested deletion).
 
     A moot item raises MootPending unless `force` says the person saw the current state; a
     candidate a do-not-store rule matches is not written (outcome blocked, item unchanged).
+    `at`: when the person decided, for history recorded afterwards (the demo); else now.
     """
     check_actor(actor)
     with transaction.atomic():
         item = _open_item(item_id)
         if not force and (why := moot_reason(item)):
             raise MootPending(why)
-        work = Work(item.owner, actor, batch=batch, agent_id=agent_id)
+        work = Work(item.owner, actor, batch=batch, agent_id=agent_id, at=at)
         before = pending_snapshot(item)
         if item.reason == PendingReason.DELETION:
             return _confirm_deletion(item, work, before)
@@ -221,13 +223,19 @@ def _confirm_deletion(item: PendingItem, work: Work, before: dict) -> Result:
 
 
 def ignore_pending(
-    item_id: int, *, actor: str = "person", batch: str = "", agent_id: int | None = None
+    item_id: int,
+    *,
+    actor: str = "person",
+    batch: str = "",
+    agent_id: int | None = None,
+    at: datetime | None = None,
 ) -> Result:
-    """Reject the item; the same candidate will not be proposed to the person again."""
+    """Reject the item; the same candidate will not be proposed to the person again.
+    `at` as for confirm_pending."""
     check_actor(actor)
     with transaction.atomic():
         item = _open_item(item_id)
-        work = Work(item.owner, actor, batch=batch, agent_id=agent_id)
+        work = Work(item.owner, actor, batch=batch, agent_id=agent_id, at=at)
         before = pending_snapshot(item)
         item.status, item.cooldown_until = PendingStatus.REJECTED, None
         item.save()

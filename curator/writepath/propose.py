@@ -6,6 +6,7 @@ import hashlib
 import json
 from collections.abc import Collection
 from dataclasses import asdict
+from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
@@ -369,10 +370,18 @@ def _queue(clean, work, operation_id, reason: str, holder: Fact | None, threshol
 
 
 def _new_fact(
-    clean: Clean, owner: Owner, *, verified: bool, confidence: float, agent_id: int | None
+    clean: Clean,
+    owner: Owner,
+    *,
+    verified: bool,
+    confidence: float,
+    agent_id: int | None,
+    at: datetime | None = None,
 ) -> Fact:
-    priority, expires_at = clean.retention()
+    """`at`: when it was written, for history recorded afterwards (Work.at; else now)."""
+    priority, expires_at = clean.retention(at)
     return Fact(
+        **({"created_at": at} if at else {}),
         owner=owner,
         agent_id=agent_id,
         scope=clean.scope,
@@ -397,7 +406,9 @@ def put_fact(
     """Create the fact; a holder of the same subject + predicate becomes its past version.
     `agent_id`: whose proposal it is (default: the proposer of this write)."""
     agent_id = agent_id or proposer(clean, work)
-    fact = _new_fact(clean, work.owner, verified=verified, confidence=confidence, agent_id=agent_id)
+    fact = _new_fact(
+        clean, work.owner, verified=verified, confidence=confidence, agent_id=agent_id, at=work.at
+    )
     if holder is not None:
         before = snapshot(holder)
         holder.status = FactStatus.SUPERSEDED

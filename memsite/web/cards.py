@@ -66,7 +66,7 @@ def edit(request: HttpRequest, key: str) -> HttpResponse:
         error = _("Resolve the conflict blocks (<<<<<<< … >>>>>>>) before saving the merge.")
         return _editor(request, key, spec, content=content, base=base, error=error)
     try:
-        revision = cards.save(key, content, CardAuthor.PERSON, base=base)
+        revision = cards.save(key, content, CardAuthor.PERSON, base=base, merge_refresh=True)
     except cards.CardConflict as conflict:
         return _conflict(request, key, spec, conflict)
     except OSError as exc:  # disk full, permissions: the card is unchanged, say why
@@ -75,12 +75,26 @@ def edit(request: HttpRequest, key: str) -> HttpResponse:
         return _editor(request, key, spec, content=content, base=base, error=error)
     if revision is None:
         messages.info(request, _("No changes to save."))
+    elif revision.merged_with:
+        messages.success(request, _merged_message(spec, revision.merged_with))
     else:
         messages.success(request, _("Saved %(card)s.") % {"card": spec.title})
     if request.htmx:
         text = cards.read(key)
         return _editor(request, key, spec, content=text, base=text)
     return redirect("card", key=key)
+
+
+def _merged_message(spec, writers: list[cards.Writer]) -> str:
+    newest = writers[0]
+    return _(
+        "Saved %(card)s, merged: %(writer)s changed it at %(when)s while you were editing. "
+        "Your changes are on other lines, so both are kept."
+    ) % {
+        "card": spec.title,
+        "writer": newest.label,
+        "when": timezone.localtime(newest.when).strftime("%H:%M:%S") if newest.when else "?",
+    }
 
 
 def _has_markers(text: str) -> bool:
@@ -115,6 +129,7 @@ def _conflict(request, key, spec, conflict: cards.CardConflict) -> HttpResponse:
         "merged": merged,
         "conflicts": conflicts,
         "last": cards.last_change(key),
+        "writers": conflict.writers,
     }
     return render_page(request, "curator/cards_conflict.html", context)
 
