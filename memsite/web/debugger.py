@@ -22,7 +22,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from curator.models import Actor, ConversationTurn, Fact, Owner, Session
 from lifecycle.tasks import reindex_task
-from memsite.web.forms_debugger import COMPONENT_LABELS, CheckForm, DebuggerForm, WordForm
+from memsite.web.forms_debugger import (
+    COMPONENT_LABELS,
+    PRESET_CHOICES,
+    CheckForm,
+    DebuggerForm,
+    WordForm,
+)
 from memsite.web.guide import note_first_search
 from memsite.web.render import render_page
 from retrieval import backends, scoring, userdict
@@ -65,6 +71,7 @@ def debugger(request: HttpRequest) -> HttpResponse:
     chosen = form.preset_name if form.is_bound and form.is_valid() else settings.SEARCH_PRESET
     preset = scoring.PRESETS.get(chosen, scoring.PRESETS[settings.SEARCH_PRESET])
     page["half_life_default"] = preset.params.half_life_days
+    page["preset_formula"] = preset.source  # the weights, in numbers
     page["sliders"] = _sliders(form)
     page["index"] = _index_state()
     if form.is_bound and form.is_valid() and form.cleaned_data.get("q", "").strip():
@@ -117,6 +124,7 @@ def _analysis(request: HttpRequest, form: DebuggerForm, owner: Owner) -> dict:
         "result": result,
         "rows": rows,
         "gate": gate,
+        "preset_label": dict(PRESET_CHOICES).get(result.preset, result.preset),
         "under_gate": sum(1 for row in rows if row["under_gate"]),
         "query_segments": seg.words(query),
         "query_tokens": result.tokens,
