@@ -79,14 +79,12 @@ def turn_url(turn: ConversationTurn) -> str:
 
 
 def session_list():
-    """The owner's sessions, newest first, with turn counts and their episodes."""
+    """The owner's sessions, newest first, with turn counts and their episodes (how many
+    wait for extraction is lifecycle.turnstate's to say)."""
     episodes = Prefetch("episodes", queryset=Episode.objects.order_by("started_at", "pk"))
     return (
         Session.objects.filter(owner=Owner.default())
-        .annotate(
-            turn_count=Count("turns"),
-            waiting=Count("turns", filter=Q(turns__extracted=False)),
-        )
+        .annotate(turn_count=Count("turns", distinct=True))
         .prefetch_related(episodes)
         .order_by("-started_at", "-pk")
     )

@@ -16,6 +16,7 @@ from django.utils import timezone
 from curator.metrics import home_metrics
 from curator.models import ConversationTurn, Episode, Fact, Owner
 from curator.writepath import due_pending
+from lifecycle import turnstate
 from lifecycle.models import DeadLetter, DeadStatus, ExtractionItem, MetricsSnapshot, QueueStatus
 from retrieval.models import SearchDoc
 
@@ -27,8 +28,8 @@ def values_for(owner: Owner, now: datetime) -> dict:
         pending=due_pending(owner, now).count(),
         episodes=Episode.objects.filter(owner=owner).count(),
         turns=ConversationTurn.objects.filter(session__owner=owner).count(),
-        turns_unextracted=ConversationTurn.objects.filter(
-            session__owner=owner, extracted=False, role="user"
+        turns_unextracted=turnstate.awaiting(
+            ConversationTurn.objects.filter(session__owner=owner)
         ).count(),
         embedded=SearchDoc.objects.filter(owner_id=owner.pk).exclude(embedded_hash="").count(),
         dead_letters=DeadLetter.objects.filter(status=DeadStatus.OPEN).count(),

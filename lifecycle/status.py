@@ -10,8 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from huey.contrib.djhuey import HUEY
 
 from curator.models import MemoryEvent
-from lifecycle import consolidate, llm, schedule
-from lifecycle.extraction.extract import pending_turns
+from lifecycle import consolidate, llm, schedule, turnstate
 from lifecycle.models import (
     DeadLetter,
     DeadStatus,
@@ -135,7 +134,7 @@ def queue() -> dict:
     return {
         "waiting": waiting,
         "scheduled": scheduled,
-        "unextracted": pending_turns().count(),
+        "unextracted": turnstate.awaiting().count(),  # the count Sessions shows too
         "extraction_retries": ExtractionItem.objects.filter(status=QueueStatus.WAITING).count(),
         "dead_letters": DeadLetter.objects.filter(status=DeadStatus.OPEN).count(),
     }

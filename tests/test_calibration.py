@@ -1,5 +1,7 @@
 """Confidence calibration: per source and bucket, what the person did with each item."""
 
+import re
+
 import pytest
 
 from curator import calibration, thresholds
@@ -192,6 +194,15 @@ def test_a_suggested_threshold_is_applied_and_undone(client_in, api):
     assert propose(api, "Another guess", 0.82)["outcome"] == "written"
     client_in.post(f"/activity/{event.pk}/undo/")
     assert thresholds.for_source(key).write == 0.85
+
+
+def test_each_of_the_six_outcomes_has_its_own_colour(client_in, answered):
+    html = client_in.get("/calibration/").content.decode()
+    legend = html.split('class="legend calibration-legend"')[1].split("</p>")[0]
+    colours = re.findall(r"background: (#[0-9a-f]{6})", legend)
+    assert len(colours) == 6 and len(set(colours)) == 6
+    chart = html.split('<svg class="calibration-chart"')[1].split("</svg>")[0]
+    assert set(re.findall(r'fill="(#[0-9a-f]{6})"', chart)) <= set(colours)
 
 
 def test_the_page_explains_a_refused_threshold(client_in, db):

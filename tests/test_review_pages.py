@@ -352,6 +352,8 @@ def test_an_item_opened_from_a_link_is_a_whole_page(client_in):
     html = client_in.get(f"/review/{item.pk}/").content.decode()
     assert "<nav" in html and "李雷最近在学 Rust" in html
     assert f'action="/review/{item.pk}/confirm/"' in html
+    assert 'form="review-bulk"' not in html  # no bulk form here: a box would do nothing
+    assert '<ol class="list queue single">' in html  # no stray "1." before the card
 
 
 def test_an_item_asked_for_by_htmx_is_only_its_card(client_in):

@@ -123,3 +123,32 @@ def test_turns_are_numbered_from_one_on_pages(client_in):
     assert "Turn 1 ·" in page(client_in, f"/turns/{first.pk}/")
     zh = client_in.get(f"/sessions/{s.pk}/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "第 1 轮" in zh and "第 0 轮" not in zh
+
+
+def test_sessions_a_session_and_jobs_agree_on_what_waits_for_extraction(client_in):
+    """Issue 29: "4 turns waiting" on Sessions, "2 turns not extracted yet" on Jobs, an
+    assistant turn "waiting", and "nothing extracted" above the turn's own memory."""
+    from lifecycle.models import ExtractionItem, QueueStatus
+
+    s = session("agree-1")
+    said = turn(s, 0, "我住在杭州", extracted=True)
+    turn(s, 1, "好的", role="assistant")  # never extracted, never waiting
+    fresh = turn(s, 2, "我在学 Rust")  # waiting, and already cited by an agent's fact
+    retried = turn(s, 3, "下周去东京")
+    dead = turn(s, 4, "记得带伞")
+    turn(s, 5, "明白", role="assistant")
+    ExtractionItem.objects.create(turn=retried, status=QueueStatus.WAITING, attempts=1)
+    ExtractionItem.objects.create(turn=dead, status=QueueStatus.DEAD, attempts=3)
+    Fact.objects.create(owner=Owner.default(), content="住在杭州", source_turn=said)
+    Fact.objects.create(owner=Owner.default(), content="在学 Rust", source_turn=fresh)
+
+    listing = page(client_in, "/sessions/").split(f'id="session-{s.pk}"')[1].split("</tr>")[0]
+    assert "2 turns waiting" in listing
+    html = page(client_in, f"/sessions/{s.pk}/")
+    assert "2 turns waiting for extraction" in html
+    assert html.count('data-state="waiting"') + html.count('data-state="retrying"') == 2
+    assert html.count('data-state="gave_up"') == 1
+    said_block = html.split(f'id="turn-{said.pk}"')[1].split('id="turn-')[0]
+    assert "nothing extracted" not in said_block and "住在杭州" in said_block
+    jobs = page(client_in, "/jobs/")
+    assert 'data-count="unextracted">2<' in jobs

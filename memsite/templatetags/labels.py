@@ -5,10 +5,11 @@ code is shown as it is, so a new stage appears (untranslated) instead of disappe
 """
 
 from django import template
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
-from curator import generated
+from curator import generated, retention
 from curator.models import FactStatus
 from retrieval.models import Kind
 
@@ -61,3 +62,35 @@ def codelabel(code) -> str:
 def colon() -> str:
     """The colon after a label in the reader's language: "Goal: x" but "目标：x"."""
     return generated.colon()
+
+
+# The "via:<how>" tags the demo (and an import) put on a fact: how it was first found.
+VIA = {
+    "llm": _("found in a conversation by the language model"),
+    "rules": _("found in a conversation by the built-in rules"),
+    "manual": _("written down by hand"),
+    "onboarding": _("answered in the first-run questions"),
+    "consolidation": _("inferred by the nightly consolidation"),
+}
+
+
+@register.filter
+def tagtitle(tag) -> str:
+    """A tooltip for a tag: "#via:llm" says what it means; any other tag filters the list."""
+    tag = str(tag or "")
+    if tag.startswith("via:"):
+        how = VIA.get(tag[4:], tag[4:])
+        return _("How this memory first came in: %(how)s") % {"how": how}
+    return _("Show the facts with this tag")
+
+
+@register.filter
+def lasts(fact) -> str:
+    """How long a fact really lasts, short, for a table: its priority's name ("long term
+    (30 days)") is only where its expiry started; a fact the person verified may instead
+    last until removed or fade when unused (curator.retention)."""
+    lasting = retention.for_fact(fact)
+    if lasting.kind == "expires" and lasting.expires_at is not None:
+        day = timezone.localtime(lasting.expires_at).strftime("%Y-%m-%d")
+        return _("until %(day)s") % {"day": day}
+    return _("permanent") if lasting.kind == "permanent" else _("fades when unused")

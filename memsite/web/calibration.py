@@ -26,13 +26,15 @@ from memsite.web.forms import ThresholdForm
 from memsite.web.render import render_page
 
 WIDTH, HEIGHT, TOP, BOTTOM = 520, 170, 16, 20
+# One colour per outcome, six in all (Okabe-Ito, told apart with colour-blindness too): the
+# review outcomes warm-to-green, the automatic writes in blues and purple.
 COLORS = {
-    "confirmed": "#1f9e6e",
-    "kept": "#1f9e6e",
-    "edited": "#e0a400",
-    "corrected": "#e0a400",
-    "ignored": "#c4455a",
-    "deleted": "#c4455a",
+    "confirmed": "#009e73",
+    "edited": "#e69f00",
+    "ignored": "#d55e00",
+    "kept": "#0072b2",
+    "corrected": "#56b4e9",
+    "deleted": "#cc79a7",
 }
 
 

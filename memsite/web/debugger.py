@@ -22,7 +22,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from curator.models import Actor, ConversationTurn, Fact, Owner, Session
 from lifecycle.tasks import reindex_task
-from memsite.web.forms_debugger import COMPONENT_LABELS, CheckForm, DebuggerForm, WordForm
+from memsite.web.forms_debugger import (
+    COMPONENT_LABELS,
+    PRESET_CHOICES,
+    CheckForm,
+    DebuggerForm,
+    WordForm,
+)
 from memsite.web.guide import note_first_search
 from memsite.web.render import render_page
 from retrieval import backends, scoring, userdict
@@ -65,6 +71,7 @@ def debugger(request: HttpRequest) -> HttpResponse:
     chosen = form.preset_name if form.is_bound and form.is_valid() else settings.SEARCH_PRESET
     preset = scoring.PRESETS.get(chosen, scoring.PRESETS[settings.SEARCH_PRESET])
     page["half_life_default"] = preset.params.half_life_days
+    page["preset_formula"] = _formula(preset)
     page["sliders"] = _sliders(form)
     page["index"] = _index_state()
     if form.is_bound and form.is_valid() and form.cleaned_data.get("q", "").strip():
@@ -77,6 +84,14 @@ def debugger(request: HttpRequest) -> HttpResponse:
     page["kinds_selected"] = request.GET.getlist("kinds")
     partial = "results" if request.htmx and request.htmx.target == "debugger-results" else "content"
     return render_page(request, "retrieval/debugger.html", page, partial=partial)
+
+
+def _formula(preset: scoring.Preset) -> str:
+    """A preset's weights in the reader's language: "semantic 0.40 + keyword 0.45 + …"."""
+    weights = preset.weights.as_dict()
+    parts = [f"{COMPONENT_LABELS[n]} {w:.2f}" for n, w in weights.items() if w > 0]
+    days = _("half-life %(days)s days") % {"days": f"{preset.params.half_life_days:g}"}
+    return " + ".join(parts) + f" · {days}"
 
 
 def _sliders(form: DebuggerForm) -> list[dict]:
@@ -117,6 +132,7 @@ def _analysis(request: HttpRequest, form: DebuggerForm, owner: Owner) -> dict:
         "result": result,
         "rows": rows,
         "gate": gate,
+        "preset_label": dict(PRESET_CHOICES).get(result.preset, result.preset),
         "under_gate": sum(1 for row in rows if row["under_gate"]),
         "query_segments": seg.words(query),
         "query_tokens": result.tokens,

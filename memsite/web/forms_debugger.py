@@ -14,7 +14,17 @@ from retrieval.models import Kind
 from retrieval.search import MAX_LIMIT
 from retrieval.timeparse import FIRST_USABLE, LAST_USABLE
 
-PRESET_CHOICES = [(name, name) for name in scoring.PRESETS] + [("custom", _("custom weights"))]
+# The presets in plain words (their code names come from the design seeds: shiyi = seed 000,
+# semibot = seed 002, openakita = seed 003; curator = measured here, docs/retrieval.md).
+PRESET_LABELS = {
+    "curator": _("Balanced: words and meaning, slow ageing (default)"),
+    "shiyi": _("Meaning first, recent memories favoured"),
+    "semibot": _("Meaning and importance, no keyword match"),
+    "openakita": _("Everything: also importance and how often recalled"),
+}
+PRESET_CHOICES = [(name, PRESET_LABELS.get(name, name)) for name in scoring.PRESETS] + [
+    ("custom", _("custom weights"))
+]
 MODE_CHOICES = [
     ("hybrid", _("hybrid")),
     ("keyword", _("keyword only")),

@@ -16,6 +16,7 @@ from curator.undo import UndoRefused
 from lifecycle import deadletters, runs, schedule, status, tasks
 from lifecycle.models import DeadLetter, JobKind, JobRun, RunStatus, Trigger
 from lifecycle.undo import undo_run
+from memsite.web.home import index_status
 from memsite.web.render import render_page
 
 EVENTS_PER_PAGE = 50
@@ -23,7 +24,12 @@ EVENTS_PER_PAGE = 50
 
 @require_GET
 def jobs(request: HttpRequest) -> HttpResponse:
-    return render_page(request, "lifecycle/jobs.html", status.overview())
+    return render_page(request, "lifecycle/jobs.html", _overview())
+
+
+def _overview() -> dict:
+    """The queue and runs, and the state of the search indexes (not Home's business)."""
+    return {**status.overview(), "index": index_status()}
 
 
 @require_POST
@@ -55,7 +61,7 @@ def run_progress(request: HttpRequest, run_id: str) -> HttpResponse:
     run = get_object_or_404(JobRun, run_id=run_id)
     if run.finished and request.htmx:
         # Done: the whole page changes (its run list, queue, cards), so swap it all once.
-        response = render_page(request, "lifecycle/jobs.html", status.overview())
+        response = render_page(request, "lifecycle/jobs.html", _overview())
         response["HX-Retarget"], response["HX-Reswap"] = "#main", "innerHTML"
         return response
     context = {"active": run, "active_progress": status.progress(run)}

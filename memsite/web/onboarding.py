@@ -130,6 +130,7 @@ def _summary(values: dict) -> dict:
             {
                 "title": cards.spec(key).title,
                 "path": cards.spec(key).path,
+                "about": cards.spec(key).about,
                 "html": cards.render(text),
                 "replaces": bool(cards.read(key).strip()),
                 "step": step,

@@ -13,6 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from curator.conversations import terms, trace_queryset
 from curator.models import Owner, Role, Session
 from curator.transcripts import episode_url, session_list, trace_hit, transcript
+from lifecycle import turnstate
 from memsite.web.forms import DateInput
 from memsite.web.render import paginate, render_page
 
@@ -21,7 +22,7 @@ TRACES_PER_PAGE = 20
 
 
 def sessions(request: HttpRequest) -> HttpResponse:
-    page_obj = paginate(request, session_list(), SESSIONS_PER_PAGE)
+    page_obj = paginate(request, turnstate.with_waiting(session_list()), SESSIONS_PER_PAGE)
     for session in page_obj:
         session.episode_links = [(ep, episode_url(ep.pk)) for ep in session.episodes.all()]
     return render_page(request, "curator/sessions.html", {"page_obj": page_obj})
@@ -29,13 +30,13 @@ def sessions(request: HttpRequest) -> HttpResponse:
 
 def session(request: HttpRequest, pk: int) -> HttpResponse:
     current = get_object_or_404(Session, pk=pk, owner=Owner.default())
-    turns = transcript(current)
+    turns = turnstate.mark(transcript(current))
     episodes = [(ep, episode_url(ep.pk)) for ep in current.episodes.order_by("started_at", "pk")]
     context = {
         "session": current,
         "turns": turns,
         "episodes": episodes,
-        "waiting": sum(1 for t in turns if not t.extracted),
+        "waiting": turnstate.waiting_count(turns),
         "fact_count": sum(len(t.facts) for t in turns),
         "pending_count": sum(len(t.pending) for t in turns),
     }

@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.db import connection
 from django.utils import timezone
 from playwright.sync_api import expect
 
@@ -15,6 +16,8 @@ from curator import thresholds
 from curator import writepath as wp
 from curator.models import Episode, Fact, Owner, PendingItem
 from memsite.core.tokens import create_token
+from retrieval.indexing import index_items
+from retrieval.models import RegressionCheck
 from tests.e2e.helpers import PASSWORD, USERNAME, log_in
 from tests.lifecycle_helpers import session, turn
 
@@ -211,3 +214,23 @@ def test_every_filter_keeps_the_dates_and_numbers_it_was_given(page, live_server
         for name, value in values.items():
             expect(page.locator(form_selector).locator(f'[name="{name}"]')).to_have_value(value)
         assert page.locator(".error, .errorlist").count() == 0, (path, language)
+
+
+@pytest.fixture
+def indexed(world):
+    index_items("fact", [world["fact"]])  # the debugger's check form needs a result
+    yield world["fact"]
+    with connection.cursor() as cur:  # flush() does not empty the virtual tables
+        for table in ("search_fts", "search_vec", "search_vecf"):
+            cur.execute(f"DELETE FROM {table}")
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_regression_check_keeps_its_number(page, live_server, indexed, language):
+    in_language(page, live_server, language, "/debugger/?q=%E6%9D%AD%E5%B7%9E")
+    form = page.locator("form:has(input[name=within])")
+    expect(form.locator("input[name=must_include]")).to_have_value(str(indexed.pk))
+    form.locator("input[name=within]").fill("7")
+    form.locator("button[type=submit]").click()
+    expect(page.locator("#checks table")).to_be_visible()
+    assert RegressionCheck.objects.get().within == 7
