@@ -7,13 +7,17 @@ How demo rows stay recognisable (so `reset` never touches the person's own memor
 - Fact.source == "demo";
 - Session.external_id starts with "demo-" (its turns cascade with it);
 - Episode.source == "demo"; Attachment is linked to a demo session;
-- PendingItem.candidate["source"] == "demo" (the model has no source column);
+- PendingItem.candidate["demo"] is true (the model has no source column; the candidate's
+  source is the extractor or agent it stands for; older demos: candidate["source"] == "demo"),
+  and the facts its confirmed items wrote (PendingItem.resulting_fact);
+- the agents' descriptions start with demo_use.AGENT_MARK (their recalls go with them);
 - MemoryEvent.operation_id starts with "demo:" (also the idempotency key of each event);
 - the Scratchpad is created only if the owner has none, and removed only while its content
   is still exactly the demo text (once a person edits it, it is theirs).
 
 Times are relative to `now`, so the demo always looks recent: facts spread over ~60 days,
-one finished session two days ago and one still open today.
+one finished session two days ago and one still open today. What using it left behind
+(agents, recalls, the contradiction check, the cards) is made in lifecycle/demo_use.py.
 """
 
 from __future__ import annotations
