@@ -7,13 +7,17 @@ How demo rows stay recognisable (so `reset` never touches the person's own memor
 - Fact.source == "demo";
 - Session.external_id starts with "demo-" (its turns cascade with it);
 - Episode.source == "demo"; Attachment is linked to a demo session;
-- PendingItem.candidate["source"] == "demo" (the model has no source column);
+- PendingItem.candidate["demo"] is true (the model has no source column; the candidate's
+  source is the extractor or agent it stands for; older demos: candidate["source"] == "demo"),
+  and the facts its confirmed items wrote (PendingItem.resulting_fact);
+- the agents' descriptions start with demo_use.AGENT_MARK (their recalls go with them);
 - MemoryEvent.operation_id starts with "demo:" (also the idempotency key of each event);
 - the Scratchpad is created only if the owner has none, and removed only while its content
   is still exactly the demo text (once a person edits it, it is theirs).
 
 Times are relative to `now`, so the demo always looks recent: facts spread over ~60 days,
-one finished session two days ago and one still open today.
+one finished session two days ago and one still open today. What using it left behind
+(agents, recalls, the contradiction check, the cards) is made in lifecycle/demo_use.py.
 """
 
 from __future__ import annotations
@@ -180,8 +184,8 @@ SESSIONS: list[dict[str, Any]] = [
                 {},
             ),
         ],
-        # Only the first half has been through extraction yet.
-        "extracted_upto": 4,
+        # Only the first five turns have been through extraction yet.
+        "extracted_upto": 5,
     },
 ]
 
@@ -319,7 +323,7 @@ FACTS: list[dict[str, Any]] = [
          tags=["orchard", "release"], hits=2),
     dict(key="leak", scope="project", type="fact", subject="orchard", predicate="当前问题",
          content="本周在排查 orchard 的内存泄漏：Celery worker 没设 max_tasks_per_child",
-         confidence=0.9, importance=0.7, priority="short_term", at=("s1", 2), verified=False,
+         confidence=0.9, importance=0.7, priority="short_term", at=("s1", 0), verified=False,
          via="llm", actor="job", tags=["orchard", "incident"]),
     dict(key="review", scope="project", type="fact", subject="orchard", predicate="会议",
          content="今天下午 3 点和王芳一起 review orchard 的 PR #482", confidence=0.86,
@@ -638,15 +642,18 @@ def _event(
     *,
     changes=(),
     agent_id: int | None = None,
+    operation_id: str = "",
     **fields,
 ) -> MemoryEvent:
     """One backdated event through the write path's unit of work; `changes` are
-    (kind, id, before, after) as undo reads them; `agent_id` the agent who did it."""
+    (kind, id, before, after) as undo reads them; `agent_id` the agent who did it.
+    The operation id is the demo's own, unless the event stands for another one's."""
     work = Work(owner, actor, at=at, agent_id=agent_id)
     for change in changes:
         work.record(*change)
     payload = fields.pop("payload", {})
-    return work.event(kind, operation_id=f"{OP_PREFIX}{kind}:{key}", **fields, **payload)
+    operation_id = operation_id or f"{OP_PREFIX}{kind}:{key}"
+    return work.event(kind, operation_id=operation_id, **fields, **payload)
 
 
 def _create_sessions(owner: Owner, now: datetime, agents) -> dict[str, tuple[Session, list]]:
@@ -799,6 +806,11 @@ def _record_write(owner: Owner, fact: Fact, spec: dict[str, Any]) -> None:
         fact.created_at,
         actor,
         agent_id=fact.agent_id if actor == Actor.AGENT else None,
+        # Extracted from a turn by a job: the extractor's operation id, which the session
+        # page reads to tell what extraction made of the turn.
+        operation_id=f"extract:{fact.source_turn_id}:{spec['via']}:0"
+        if fact.source_turn_id and actor == Actor.JOB
+        else "",
         fact=fact,
         changes=[("fact", fact.pk, None, {"status": FactStatus.ACTIVE})],
         payload=payload,

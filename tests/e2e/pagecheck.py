@@ -107,6 +107,7 @@ def content_corpus() -> str:
     parts += [p.content for p in Scratchpad.objects.all()]
     parts += [_dump(e.payload) for e in MemoryEvent.objects.all()]
     parts += [t.name for t in ApiToken.objects.all()]
+    parts += [t.description for t in ApiToken.objects.all()]
     parts += [r.run_id for r in JobRun.objects.all()]
     return "\n".join(p for p in parts if p)
 

@@ -12,6 +12,7 @@ from tests.e2e.helpers import log_in, switch_language
 
 pytestmark = [pytest.mark.e2e, pytest.mark.django_db(transaction=True)]
 CURRENT, DONE = re.compile(r"\bcurrent\b"), re.compile(r"\bdone\b")
+COMMITS = "Wants commit messages written in English, in the imperative"
 
 
 @pytest.fixture
@@ -58,13 +59,13 @@ def test_a_person_works_through_the_queue_by_keyboard(page, live_server, demo, s
     expect(page.locator("li.item.done", has_text="从下个月起")).to_be_visible()
 
     # c confirms the next one; u takes it back; c again.
-    theme = item(page, "Prefers a dark theme")
+    theme = item(page, "Wants commit messages")
     expect(theme).to_have_class(CURRENT)
     page.keyboard.press("c")
     expect(theme).to_have_class(DONE)
     page.keyboard.press("u")
     expect(theme).not_to_have_class(DONE)
-    assert status_of("Prefers a dark theme in all tools") == PendingStatus.PENDING
+    assert status_of(COMMITS) == PendingStatus.PENDING
     page.keyboard.press("c")
     expect(theme).to_have_class(DONE)
 
@@ -81,7 +82,7 @@ def test_a_person_works_through_the_queue_by_keyboard(page, live_server, demo, s
     assert leak.status == "active"  # "keep the fact" kept it
     orchard_fact = Fact.objects.get(content="orchard 从下个月起改成每周四发布")
     assert orchard_fact.verified and orchard_fact.supersedes.content == "orchard 每周二发布一次"
-    assert Fact.objects.active().get(content="Prefers a dark theme in all tools").verified
+    assert Fact.objects.active().get(content=COMMITS).verified
     assert status_of("李雷搬到了上海") == PendingStatus.SNOOZED
     assert MemoryEvent.objects.filter(event_type=EventType.UNDO).count() == 1
 
@@ -95,10 +96,11 @@ def test_a_person_works_through_the_queue_by_keyboard(page, live_server, demo, s
 
 def test_bulk_ignore_and_undo_all_in_the_queue(page, live_server, demo):
     log_in(page, live_server, "/review/")
+    ignored = PendingItem.objects.filter(status=PendingStatus.REJECTED).count()  # answered before
     page.locator("label.select-all input").check()  # only visible with JavaScript
     page.locator("#review-bulk button[value=ignore]").click()
     expect(page.locator(".done-banner")).to_contain_text("5 changes made in one step.")
-    assert PendingItem.objects.filter(status=PendingStatus.REJECTED).count() == 5
+    assert PendingItem.objects.filter(status=PendingStatus.REJECTED).count() == ignored + 5
     page.locator(".done-banner button.undo-batch").click()
     expect(page.locator("ol.queue > li.item")).to_have_count(5)
     assert PendingItem.objects.filter(status=PendingStatus.PENDING).count() == 5

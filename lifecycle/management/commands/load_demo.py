@@ -7,9 +7,11 @@ from lifecycle.demo import DemoResult, load_demo
 
 class Command(BaseCommand):
     help = (
-        "Load a demo memory (facts, review queue, sessions, an episode, attachments, a "
-        "scratchpad) for the default owner. Does nothing if demo data is already there, "
-        "unless --reset is given. Never touches non-demo data or onboarding."
+        "Load a demo memory (agents, facts, review queue with answered items, sessions, an "
+        "episode, attachments, a scratchpad, recalls, contradictions found) for the default "
+        "owner, and refresh the generated sections of User.md and MEMORY.md. Does nothing if "
+        "demo data is already there, unless --reset is given. Never touches non-demo data or "
+        "onboarding."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -21,7 +23,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-index",
             action="store_true",
-            help="Skip building the search index afterwards.",
+            help="Skip building the search index afterwards (and the recalls, which are searches).",
         )
 
     def handle(self, *args, reset: bool = False, no_index: bool = False, **options) -> None:
