@@ -112,16 +112,6 @@ def detail_pages() -> list[tuple[str, str, str, int]]:
     return pages
 
 
-def fail_unless_known(problems: list[str], known: str, reason: str) -> None:
-    """Fail on the problems; when every one of them is the known one another branch is
-    fixing (a line containing `known`), xfail with its reason instead. Once that fix is
-    merged the test passes, and this call can go (strict=False in effect, but it never
-    hides a problem of another kind)."""
-    if problems and all(known in problem for problem in problems):
-        pytest.xfail(f"{reason}:\n" + "\n".join(problems))
-    assert not problems, "\n".join(problems)
-
-
 def open_context(browser, live_server, language):
     context = browser.new_context(viewport={"width": WIDTH, "height": 900})
     context.add_cookies([{"name": "django_language", "value": language, "url": live_server.url}])
@@ -175,11 +165,7 @@ def test_no_table_is_wider_than_its_box_at_1280_px(browser, live_server, demo, l
                 f"{path}: table {wide['table']!r} is {wide['width']} px in a {wide['box']} px box"
             )
     context.close()
-    fail_unless_known(
-        problems,
-        "/facts/: table 'table facts-table'",
-        "issue 29 finding 7: the Facts table is wider than its box (ui29a fixes it)",
-    )
+    assert not problems, "\n".join(problems)
 
 
 NUMBER = DIGIT = re.compile(r"\d+")
@@ -190,11 +176,6 @@ def first_number(text: str) -> int:
     return int(found.group()) if found else 0
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 29 finding 8: Sessions counts every unextracted turn, Jobs only user turns, "
-    "and a turn an agent wrote a memory from says 'nothing extracted' (ui29a fixes it)",
-)
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_sessions_a_session_and_jobs_agree_on_the_waiting_turns(
     browser, live_server, demo, language
