@@ -20,6 +20,7 @@ urlpatterns = [
     path("", include("memsite.web.urls_curator")),
     path("", include("memsite.web.urls_retrieval")),
     path("", include("memsite.web.urls_jobs")),
+    path("", include("memsite.web.urls_proxy")),
     path("setup/", accounts.setup, name="setup"),
     path("accounts/login/", accounts.LoginView.as_view(), name="login"),
     path("accounts/logout/", accounts.LogoutView.as_view(), name="logout"),

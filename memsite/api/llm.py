@@ -6,31 +6,19 @@ error here has OpenAI's shape, {"error": {"message", "type", "param", "code"}}, 
 is what chat clients know how to show.
 """
 
-import logging
-
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db import DatabaseError
-from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 
 from memsite.api.common import agent_for_token
 from memsite.api.errors import ApiError
 from memsite.models import ApiToken
-from memsite.proxy import engine
+from memsite.proxy import engine, respond
 from memsite.proxy.engine import ProxyError
-
-log = logging.getLogger("memsite.proxy")
-
-
-def openai_error(exc: ProxyError) -> JsonResponse:
-    response = JsonResponse(
-        exc.body(), status=exc.status, json_dumps_params={"ensure_ascii": False}
-    )
-    for name, value in exc.headers.items():
-        response[name] = value
-    return response
+from memsite.proxy.respond import openai_error
 
 
 def authenticate(request: HttpRequest) -> ApiToken:
@@ -95,25 +83,10 @@ def chat_completions(request: HttpRequest) -> HttpResponse:
         return _method_not_allowed("POST")
     try:
         agent = authenticate(request)
-        body = engine.parse(_read_body(request))
-        prepared = engine.prepare(agent, body, request.headers.get("X-Memory-Session", ""))
-        answer = engine.forward(prepared)
-        if answer.status >= 400:
-            raise engine.upstream_error(prepared, answer)
+        raw = _read_body(request)
     except ProxyError as exc:
         return openai_error(exc)
-    if answer.content_type.startswith("text/event-stream"):
-        response = StreamingHttpResponse(
-            engine.stream(prepared, answer), content_type=answer.content_type
-        )
-        response["Cache-Control"] = "no-cache"
-        response["X-Accel-Buffering"] = "no"  # a reverse proxy in front must not hold events
-    else:
-        raw, _recorded = engine.complete(prepared, answer)
-        response = HttpResponse(raw, content_type=answer.content_type, status=answer.status)
-    for name, value in {**engine.passed_headers(answer), **prepared.headers()}.items():
-        response[name] = value
-    return response
+    return respond.chat(agent, raw, request.headers.get("X-Memory-Session", ""))
 
 
 @csrf_exempt

@@ -208,11 +208,12 @@ def context_dict(result: contexts.ContextResult) -> dict:
     """The context as the playground shows it: each item with its score breakdown."""
     data = result.to_dict(explain=True)
     if result.search is not None:
-        by_key = {(i.kind, i.id): i.breakdown for i in result.search.items}
+        by_key = {(i.kind, i.id): i for i in result.search.items}
         for section in data["sections"]:
             for item in section["items"]:
-                if (key := (item.get("kind"), item.get("id"))) in by_key:
-                    item["breakdown"] = by_key[key]
+                if (found := by_key.get((item.get("kind"), item.get("id")))) is not None:
+                    item["breakdown"] = found.breakdown
+                    item["content"] = found.content[:500]
     data["query"] = result.query
     return data
 
