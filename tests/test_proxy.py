@@ -276,9 +276,7 @@ def test_a_read_only_token_chats_with_memory_and_records_nothing(proxy, fake_ope
 
 
 @pytest.mark.parametrize("key", ["", "mc_wrong", "revoked"])
-def test_a_missing_wrong_or_revoked_token_gets_401_and_nothing_is_recorded(
-    proxy, fake_openai, key
-):
+def test_a_missing_wrong_or_revoked_token_gets_401_and_nothing_is_recorded(proxy, fake_openai, key):
     if key == "revoked":
         token, key = create_token("gone")
         revoke_token(token.pk)
@@ -301,7 +299,7 @@ def test_a_missing_wrong_or_revoked_token_gets_401_and_nothing_is_recorded(
         ('{"messages": [{"role": "user", "content": "x"}]}', "'model'"),
         ('{"model": "m", "messages": []}', "'messages'"),
         ('{"model": "m", "messages": ["hi"]}', "messages[0]"),
-        ('[1, 2]', "JSON object"),
+        ("[1, 2]", "JSON object"),
     ],
 )
 def test_a_request_the_proxy_cannot_read_gets_an_openai_shaped_400(proxy, fake_openai, body, named):
@@ -335,9 +333,7 @@ def test_a_killed_upstream_gives_an_openai_shaped_502_naming_it(proxy, fake_open
     assert not ConversationTurn.objects.exists()
 
 
-def test_upstream_errors_come_back_with_their_status_and_an_openai_shaped_body(
-    proxy, fake_openai
-):
+def test_upstream_errors_come_back_with_their_status_and_an_openai_shaped_body(proxy, fake_openai):
     fake_openai.fail_next(
         429, body={"error": {"message": "slow down", "type": "rate_limit", "code": "rate"}}
     )

@@ -22,22 +22,29 @@ PACKAGE = "openai@6"
 
 SCRIPT = r"""
 const { OpenAI } = require("openai");
-const client = new OpenAI({ baseURL: process.env.BASE_URL, apiKey: process.env.TOKEN, maxRetries: 0 });
+const base = { baseURL: process.env.BASE_URL, maxRetries: 0 };
+const client = new OpenAI({ ...base, apiKey: process.env.TOKEN });
 (async () => {
   const history = [{ role: "user", content: "I am allergic to peanuts" }];
   const whole = await client.chat.completions.create({ model: "fake-model", messages: history });
   history.push(whole.choices[0].message);
   history.push({ role: "user", content: "Suggest a dish" });
-  const stream = await client.chat.completions.create({ model: "fake-model", messages: history, stream: true });
+  const stream = await client.chat.completions.create({
+    model: "fake-model", messages: history, stream: true,
+  });
   let streamed = "";
   let chunks = 0;
-  for await (const chunk of stream) { streamed += chunk.choices[0]?.delta?.content || ""; chunks += 1; }
+  for await (const chunk of stream) {
+    streamed += chunk.choices[0]?.delta?.content || "";
+    chunks += 1;
+  }
   let failure = null;
   try {
-    await new OpenAI({ baseURL: process.env.BASE_URL, apiKey: "mc_wrong", maxRetries: 0 })
+    await new OpenAI({ ...base, apiKey: "mc_wrong" })
       .chat.completions.create({ model: "fake-model", messages: history });
   } catch (err) { failure = { status: err.status, code: err.code }; }
-  console.log(JSON.stringify({ whole: whole.choices[0].message.content, streamed, chunks, failure }));
+  const answer = whole.choices[0].message.content;
+  console.log(JSON.stringify({ whole: answer, streamed, chunks, failure }));
 })().catch((err) => { console.error(err); process.exit(1); });
 """
 
