@@ -17,7 +17,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.db.models import Q
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -144,7 +144,7 @@ def chat_stream(request: HttpRequest) -> HttpResponse:
     if not upstreams.for_agent(agent).configured:
         history = _history(json.dumps(_messages(request.body)))
         data = preview(agent, history, request.headers.get("X-Memory-Session", ""))
-        return render_page(
+        return render(
             request, "memsite/partials/playground_exchange.html", {"exchange": data, "dry": True}
         )
     response = chat(agent, request.body, request.headers.get("X-Memory-Session", ""))
@@ -169,10 +169,10 @@ def exchange(request: HttpRequest, uid: str) -> HttpResponse:
     found = ProxyExchange.objects.filter(uid=uid).select_related("agent").first()
     if found is None:
         raise Http404
-    template = "memsite/partials/playground_exchange.html"
-    if not request.htmx and request.GET.get("partial") != "1":
-        template = "memsite/playground_exchange_page.html"
-    return render_page(request, template, {"exchange": exchange_view(found)})
+    context = {"exchange": exchange_view(found)}
+    if request.GET.get("partial") == "1":
+        return render(request, "memsite/partials/playground_exchange.html", context)
+    return render(request, "memsite/playground_exchange_page.html", context)
 
 
 # -- what an exchange shows ----------------------------------------------------------------------

@@ -30,7 +30,7 @@
     const url = form.dataset.exchangeUrl.replace("UID", encodeURIComponent(uid)) + "?partial=1";
     // The exchange is logged once the stream has ended on the server: retry briefly.
     for (let attempt = 0; attempt < 25; attempt += 1) {
-      const response = await fetch(url, { headers: { "HX-Request": "true" } });
+      const response = await fetch(url);
       if (response.ok) return insertHtml(await response.text());
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
