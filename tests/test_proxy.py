@@ -204,7 +204,7 @@ def test_the_x_memory_session_header_names_the_conversation(proxy, fake_openai):
     assert turns_of(f"llm:{agent.pk}:kitchen chat") == [(0, "user", "hi"), (1, "assistant", "yes")]
 
 
-def test_a_stream_cut_by_the_client_leaves_a_partial_answer(proxy, fake_openai):
+def test_a_stream_cut_by_the_client_leaves_a_partial_answer(proxy, fake_openai, client_in):
     _agent, raw, url = proxy
     fake_openai.chat_replies = ["x" * 400]
     fake_openai.chunk_interval = 0.05  # 100 chunks: five seconds when read to the end
@@ -228,6 +228,8 @@ def test_a_stream_cut_by_the_client_leaves_a_partial_answer(proxy, fake_openai):
     assert 0 < len(answer.content) < 400
     assert turns_of(key)[0] == (0, "user", "go")
     assert wait_for(lambda: ProxyExchange.objects.filter(session_key=key, partial=True).exists())
+    page = client_in.get(f"/sessions/{answer.session_id}/").content.decode()
+    assert "data-partial" in page  # the person sees the answer was cut off
 
 
 # -- rights and pauses ---------------------------------------------------------------------------
@@ -461,3 +463,28 @@ def test_the_environment_names_the_upstream_when_settings_do_not(live_server, fa
         )
     assert reply.choices[0].message.content == "from the environment's upstream"
     assert chats(fake_openai)[-1]["headers"]["authorization"] == "Bearer sk-env-key"
+
+
+def test_browser_based_clients_may_call_it_from_another_origin(proxy, fake_openai):
+    _agent, raw, url = proxy
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=10)
+    conn.request(
+        "OPTIONS",
+        parts.path + "/chat/completions",
+        headers={
+            "Origin": "http://localhost:3000",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type",
+        },
+    )
+    preflight = conn.getresponse()
+    preflight.read()
+    assert preflight.status == 204
+    assert preflight.getheader("Access-Control-Allow-Origin") == "*"
+    assert "authorization" in preflight.getheader("Access-Control-Allow-Headers")
+    fake_openai.chat_replies = ["ok"]
+    reply = client(proxy).chat.completions.with_raw_response.create(
+        model="m", messages=[{"role": "user", "content": "hi"}]
+    )
+    assert "X-Memory-Recall-Id" in reply.headers["Access-Control-Expose-Headers"]

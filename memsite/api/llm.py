@@ -6,6 +6,8 @@ error here has OpenAI's shape, {"error": {"message", "type", "param", "code"}}, 
 is what chat clients know how to show.
 """
 
+from functools import wraps
+
 from django.conf import settings
 from django.contrib.auth.decorators import login_not_required
 from django.db import DatabaseError
@@ -76,8 +78,43 @@ def _method_not_allowed(allowed: str) -> JsonResponse:
     return response
 
 
+def cors(view):
+    """Browser-based clients (Chatbox on the web, LobeChat in client mode, Electron apps) call
+    the proxy from another origin. Any origin may, because nothing here rides on cookies:
+    every request carries its own token. The X-Memory-* headers are readable by them."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest) -> HttpResponse:
+        if request.method == "OPTIONS":
+            response = HttpResponse(status=204)
+            response["Access-Control-Allow-Methods"] = "GET, POST, OPTIONS"
+            response["Access-Control-Allow-Headers"] = request.headers.get(
+                "Access-Control-Request-Headers", "Authorization, Content-Type, X-Memory-Session"
+            )
+            response["Access-Control-Max-Age"] = "600"
+        else:
+            response = view(request)
+        response["Access-Control-Allow-Origin"] = "*"
+        response["Access-Control-Expose-Headers"] = EXPOSED
+        return response
+
+    return wrapper
+
+
+EXPOSED = ", ".join(
+    [
+        "X-Memory-Status",
+        "X-Memory-Context-Tokens",
+        "X-Memory-Recall-Id",
+        "X-Memory-Recording",
+        "X-Memory-Session",
+    ]
+)
+
+
 @csrf_exempt
 @login_not_required
+@cors
 def chat_completions(request: HttpRequest) -> HttpResponse:
     if request.method != "POST":
         return _method_not_allowed("POST")
@@ -91,6 +128,7 @@ def chat_completions(request: HttpRequest) -> HttpResponse:
 
 @csrf_exempt
 @login_not_required
+@cors
 def models(request: HttpRequest) -> HttpResponse:
     if request.method != "GET":
         return _method_not_allowed("GET")
