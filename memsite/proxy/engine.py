@@ -16,6 +16,7 @@ import json
 import logging
 import time
 import uuid
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from django.db import DatabaseError
@@ -30,7 +31,7 @@ from memsite.models import ApiToken, ProxyExchange
 from memsite.proxy import messages as msgs
 from memsite.proxy import upstream as upstreams
 from memsite.proxy.stream import StreamCollector
-from memsite.proxy.upstream_http import Answer, UpstreamDown, call
+from memsite.proxy.upstream_http import Answer, UpstreamDown, call, open_soon
 from retrieval import context as contexts
 
 log = logging.getLogger("memsite.proxy")
@@ -117,6 +118,7 @@ class Prepared:
     context: dict = field(default_factory=dict)
     tokens: int = 0
     started: float = field(default_factory=time.perf_counter)
+    opening: Future | None = field(default=None, repr=False)  # the upstream connection
     timings: dict = field(default_factory=dict)
 
     @property
@@ -149,6 +151,7 @@ def prepare(agent: ApiToken, body: dict, session_header: str = "") -> Prepared:
     options = upstreams.options()
     turns = msgs.conversation(body["messages"])
     prepared = Prepared(agent, body, turns, upstream)
+    prepared.opening = open_soon(upstream)
     prepared.session_key = msgs.session_key(agent.pk, turns, session_header)
     prepared.recording = recording_state(agent)
     if agent.reads_paused:
@@ -256,7 +259,9 @@ def forward(prepared: Prepared) -> Answer:
             headers=prepared.headers(),
         )
     try:
-        answer = call(prepared.upstream, "POST", "/chat/completions", prepared.body)
+        answer = call(
+            prepared.upstream, "POST", "/chat/completions", prepared.body, prepared.opening
+        )
     except UpstreamDown as exc:
         _log_exchange(prepared, [], upstream_status=502)
         raise ProxyError(
