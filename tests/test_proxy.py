@@ -488,3 +488,35 @@ def test_browser_based_clients_may_call_it_from_another_origin(proxy, fake_opena
         model="m", messages=[{"role": "user", "content": "hi"}]
     )
     assert "X-Memory-Recall-Id" in reply.headers["Access-Control-Expose-Headers"]
+
+
+def test_guardrails_mask_a_password_before_it_is_stored_and_a_resend_is_the_same_turn(
+    proxy, fake_openai
+):
+    chat = client(proxy)
+    fake_openai.chat_replies = ["Noted.", "Sure."]
+    history = [{"role": "user", "content": "我的密码是 abc123456"}]
+    chat.chat.completions.create(model="m", messages=history)
+    history += [{"role": "assistant", "content": "Noted."}, {"role": "user", "content": "thanks"}]
+    chat.chat.completions.create(model="m", messages=history)
+
+    assert chats(fake_openai)[0]["body"]["messages"][-1]["content"] == "我的密码是 abc123456"
+    assert [t.content for t in ConversationTurn.objects.order_by("turn_index")] == [
+        "我的密码是 ████",
+        "Noted.",
+        "thanks",
+        "Sure.",
+    ]
+    assert Session.objects.count() == 1  # the masked turn was recognised, no fork
+
+
+def test_an_agent_limited_to_some_scopes_gets_only_their_memory(proxy, fake_openai):
+    agent, _raw, _url = proxy
+    fact(Owner.default(), "The person is allergic to peanuts.", predicate="allergy")
+    agents.set_scopes(agent, read=["project"], write=[])
+    fake_openai.chat_replies = ["ok"]
+    client(proxy).chat.completions.create(
+        model="m", messages=[{"role": "user", "content": "Are peanuts allergic food for me?"}]
+    )
+    sent = chats(fake_openai)[-1]["body"]["messages"]
+    assert "peanuts" not in json.dumps([m for m in sent if m["role"] == "system"])
