@@ -93,8 +93,9 @@ def start_server(data_dir: Path, upstream: str) -> tuple[subprocess.Popen, int]:
     raise SystemExit(f"The server did not start; see {data_dir / 'server.log'}")
 
 
-def stream_once(url: str, token: str, messages: list[dict]) -> tuple[float, float, list, str]:
-    """(seconds to the first content chunk, to the last, gaps between chunks, the answer)."""
+def stream_once(url: str, token: str, messages: list[dict]) -> tuple:
+    """(seconds to the first content chunk, to the last, gaps between chunks, the answer, the
+    proxy's own context time in seconds from its Server-Timing header, or None)."""
     parts = urlsplit(url)
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=60)
     body = json.dumps({"model": "fake-model", "stream": True, "messages": messages}).encode()
@@ -108,6 +109,12 @@ def stream_once(url: str, token: str, messages: list[dict]) -> tuple[float, floa
     response = conn.getresponse()
     if response.status != 200:
         raise SystemExit(f"{url}: {response.status} {response.read()[:300]!r}")
+    timing = dict(
+        part.split(";dur=")
+        for part in (response.getheader("Server-Timing") or "").split(", ")
+        if ";dur=" in part
+    )
+    own_context = float(timing["context"]) / 1000 if "context" in timing else None
     first = last = None
     stamps, text, buffer = [], [], b""
     while data := response.read1(65536):
@@ -126,7 +133,7 @@ def stream_once(url: str, token: str, messages: list[dict]) -> tuple[float, floa
                 text.append(delta["content"])
     conn.close()
     gaps = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
-    return first, last, gaps, "".join(text)
+    return first, last, gaps, "".join(text), own_context
 
 
 def context_once(port: int, token: str, query: str) -> float:
@@ -144,8 +151,9 @@ def context_once(port: int, token: str, query: str) -> float:
     return time.perf_counter() - started
 
 
-def conversation(n: int, args, direct: str, proxy: str, port: int, token: str, out: dict):
-    """One client: a growing chat, each message sent directly and through the proxy."""
+def conversation(n: int, args, direct: str, proxy: str, port: int, token: str, out: list):
+    """One client: a growing chat, each message sent directly and through the proxy; one
+    record per message (appended whole, so concurrent clients never mix their pairs)."""
     history: list[dict] = []
     for r in range(args.rounds):
         text = f"{MESSAGES[(n + r) % len(MESSAGES)]} (client {n}, message {r})"
@@ -153,13 +161,14 @@ def conversation(n: int, args, direct: str, proxy: str, port: int, token: str, o
         order = [("direct", direct, "sk-bench"), ("proxy", proxy, token)]
         if r % 2:
             order.reverse()  # neither side always goes first
-        answer = ""
+        record, answer = {}, ""
         for name, url, key in order:
-            first, last, gaps, answer = stream_once(url, key, history)
-            out[name]["first"].append(first)
-            out[name]["last"].append(last)
-            out[name]["gaps"].extend(gaps)
-        out["context"].append(context_once(port, token, text))
+            first, last, gaps, answer, own_context = stream_once(url, key, history)
+            record[name] = {"first": first, "last": last, "gaps": gaps}
+            if name == "proxy":
+                record["own_context"] = own_context
+        record["context"] = context_once(port, token, text)
+        out.append(record)
         history.append({"role": "assistant", "content": answer})
 
 
@@ -168,25 +177,26 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-def ms(value: float) -> str:
-    return f"{value * 1000:7.1f}"
+def row(label: str, values: list[float]) -> None:
+    p50, p95 = percentile(values, 0.5) * 1000, percentile(values, 0.95) * 1000
+    print(f"  {label:<26} {p50:7.1f}  {p95:7.1f}")
 
 
-def report(clients: int, out: dict) -> None:
-    print(f"\n{clients} concurrent conversation(s), {len(out['direct']['first'])} answers each way")
-    print("                         p50 ms   p95 ms")
-    for what in ("first", "last"):
-        for name in ("direct", "proxy"):
-            values = out[name][what]
-            label = f"{name} {'first chunk' if what == 'first' else 'last chunk'}"
-            print(f"  {label:<22} {ms(percentile(values, 0.5))}  {ms(percentile(values, 0.95))}")
-        added = [p - d for p, d in zip(out["proxy"][what], out["direct"][what], strict=True)]
-        label = f"added to {'first' if what == 'first' else 'last'} chunk"
-        print(f"  {label:<22} {ms(percentile(added, 0.5))}  {ms(percentile(added, 0.95))}")
-    ctx = out["context"]
-    print(f"  {'POST /context':<22} {ms(percentile(ctx, 0.5))}  {ms(percentile(ctx, 0.95))}")
+def report(clients: int, out: list) -> None:
+    print(f"\n{clients} concurrent conversation(s), {len(out)} answers each way")
+    print("                              p50 ms   p95 ms")
+    for what, label in (("first", "first chunk"), ("last", "last chunk")):
+        row(f"direct {label}", [r["direct"][what] for r in out])
+        row(f"proxy {label}", [r["proxy"][what] for r in out])
+        row(f"added to {label}", [r["proxy"][what] - r["direct"][what] for r in out])
+    row("POST /context", [r["context"] for r in out])
+    row("context in the proxy", [r["own_context"] for r in out])
+    row(
+        "added beyond its context",
+        [r["proxy"]["first"] - r["direct"]["first"] - r["own_context"] for r in out],
+    )
     for name in ("direct", "proxy"):
-        gaps = out[name]["gaps"]
+        gaps = [g for r in out for g in r[name]["gaps"]]
         print(f"  mean gap between chunks, {name}: {statistics.mean(gaps) * 1000:.2f} ms")
 
 
@@ -217,11 +227,7 @@ def main() -> None:
         stream_once(proxy, token, [{"role": "user", "content": "warm up"}])  # jieba, the model
         context_once(port, token, "warm up")
         for clients in (int(c) for c in args.clients.split(",")):
-            out = {
-                "direct": {"first": [], "last": [], "gaps": []},
-                "proxy": {"first": [], "last": [], "gaps": []},
-                "context": [],
-            }
+            out: list[dict] = []
             threads = [
                 threading.Thread(
                     target=conversation, args=(n, args, fake.base_url, proxy, port, token, out)

@@ -132,6 +132,10 @@ class Prepared:
             "X-Memory-Recall-Id": self.uid,
             "X-Memory-Recording": self.recording,
             "X-Memory-Session": self.session_key,
+            # What the proxy spent before the upstream answered (browsers' devtools show it).
+            "Server-Timing": ", ".join(
+                f"{name.removesuffix('_ms')};dur={value}" for name, value in self.timings.items()
+            ),
         }
 
 
