@@ -151,8 +151,7 @@ def recording_state(agent: ApiToken) -> str:
 
 
 def prepare(agent: ApiToken, body: dict, session_header: str = "") -> Prepared:
-    upstream = upstreams.for_agent(agent)
-    options = upstreams.options()
+    upstream, options = upstreams.resolve(agent)
     turns = msgs.conversation(body["messages"])
     prepared = Prepared(agent, body, turns, upstream)
     prepared.opening = open_soon(upstream)
