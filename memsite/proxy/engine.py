@@ -182,7 +182,13 @@ def _heading() -> str:
 
 
 def build_context(
-    agent: ApiToken | None, query: str, session_key: str, budget: int, *, record: bool = True
+    agent: ApiToken | None,
+    query: str,
+    session_key: str,
+    budget: int,
+    *,
+    record: bool = True,
+    recall_id: str = "",
 ) -> contexts.ContextResult:
     """What POST /context gives for the newest user message, without this conversation's own
     turns (the client sends them): cards and evidence within `budget` tokens."""
@@ -201,7 +207,7 @@ def build_context(
         sessions=sessions,
         exclude_session=session_key,
         record=record,
-        params={"proxy": session_key},
+        params={"proxy": recall_id, "proxy_session": session_key},
     )
 
 
@@ -232,6 +238,7 @@ def _add_context(prepared: Prepared, body: dict, options: upstreams.Options) -> 
             msgs.query_of(body["messages"]),
             prepared.session_key,
             options.context_tokens,
+            recall_id=prepared.uid,
         )
         prepared.context = context_dict(result)
         prepared.tokens = result.tokens if result.text.strip() else 0

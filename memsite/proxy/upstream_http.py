@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.utils.translation import gettext as _
+from django.views.decorators.debug import sensitive_variables
 
 from memsite.proxy.upstream import Upstream
 
@@ -123,6 +124,7 @@ def _open(upstream: Upstream):
     return conn, prefix
 
 
+@sensitive_variables("headers", "upstream")  # Django's error reports never show the key
 def call(
     upstream: Upstream,
     method: str,
