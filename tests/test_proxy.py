@@ -520,3 +520,15 @@ def test_an_agent_limited_to_some_scopes_gets_only_their_memory(proxy, fake_open
     )
     sent = chats(fake_openai)[-1]["body"]["messages"]
     assert "peanuts" not in json.dumps([m for m in sent if m["role"] == "system"])
+
+
+def test_over_the_rate_limit_a_client_gets_an_openai_shaped_429(proxy, fake_openai, settings):
+    settings.API_RATE_LIMIT = 1
+    fake_openai.chat_replies = ["first"]
+    chat = client(proxy)
+    chat.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    with pytest.raises(openai.RateLimitError) as caught:
+        chat.chat.completions.create(model="m", messages=[{"role": "user", "content": "hi"}])
+    assert caught.value.body["code"] == "rate_limit_exceeded"
+    assert caught.value.response.headers["Retry-After"]
+    assert len(chats(fake_openai)) == 1
