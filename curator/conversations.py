@@ -111,6 +111,7 @@ def record_turn(
     *,
     agent_id: int | None = None,
     source: str = "turn",
+    partial: bool = False,
 ) -> TurnResult:
     """Store one turn (creating its session on first sight) and queue its indexing and extraction.
 
@@ -118,7 +119,8 @@ def record_turn(
     search indexes and the JSONL backup only ever see the masked turn. The same turn again
     returns the stored one; other content under the same key raises TurnConflict, because
     raw turns are never rewritten. `agent_id` is the agent (API token) that sent it; `source` says
-    where it came from in the Blocked log ("turn", "import").
+    where it came from in the Blocked log ("turn", "import"); `partial` marks an answer the
+    client stopped reading before it ended (the chat proxy).
     """
     timestamp = aware(timestamp) or timezone.now()
     _check_storable(content, tool_calls, tool_results)
@@ -141,6 +143,7 @@ def record_turn(
                 tool_calls=tool_calls,
                 tool_results=tool_results,
                 timestamp=timestamp,
+                partial=partial,
                 token_estimate=estimate_tokens(_turn_text(content, tool_calls, tool_results)),
             )
             _reopen(session, timestamp)

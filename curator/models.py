@@ -344,6 +344,8 @@ class ConversationTurn(models.Model):
     extracted = models.BooleanField(_("extracted"), default=False, db_index=True)
     # The agent that recorded it.
     agent = agent_field()
+    # An answer the client stopped reading before it ended (the chat proxy records what it got).
+    partial = models.BooleanField(_("cut off"), default=False)
 
     class Meta:
         verbose_name = _("conversation turn")

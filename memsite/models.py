@@ -82,3 +82,77 @@ class MemoryPause(models.Model):
 
     def __str__(self) -> str:
         return "paused" if self.writes_paused else "open"
+
+
+class ContextPlacement(models.TextChoices):
+    BEFORE = "before", _("a system message of its own, before the client's")
+    MERGED = "merged", _("merged into the client's system message")
+
+
+class ProxyUpstream(models.Model):
+    """Where the chat proxy (/llm/v1/) forwards an agent's requests: the default (agent
+    empty) or one agent's own. The key is a secret: written from a form or the environment,
+    shown only as its last four characters, never exported (the archive lists its models),
+    never logged, sent only to this base URL.
+
+    `model_map` maps the model a client asks for to the upstream's name ({} = unchanged);
+    placement and budget are read from the default row for every agent."""
+
+    agent = models.OneToOneField(
+        ApiToken,
+        on_delete=models.CASCADE,
+        null=True,
+        blank=True,
+        related_name="proxy_upstream",
+        verbose_name=_("agent"),
+    )
+    base_url = models.URLField(_("upstream base URL"), max_length=500, blank=True)
+    api_key = models.CharField(_("upstream API key"), max_length=500, blank=True)
+    model_map = models.JSONField(_("model mapping"), default=dict, blank=True)
+    placement = models.CharField(
+        _("context placement"),
+        max_length=16,
+        choices=ContextPlacement,
+        default=ContextPlacement.BEFORE,
+    )
+    context_tokens = models.PositiveIntegerField(_("context budget (tokens)"), default=1500)
+    updated_at = models.DateTimeField(_("updated"), default=timezone.now)
+
+    class Meta:
+        verbose_name = _("chat proxy upstream")
+        verbose_name_plural = _("chat proxy upstreams")
+
+    def __str__(self) -> str:
+        return f"{self.base_url or '-'} ({self.agent or 'default'})"
+
+
+class ProxyExchange(models.Model):
+    """One chat request through the proxy: what was injected and what was recorded, so the
+    playground and the debugger can show why the assistant answered as it did. The id is
+    the X-Memory-Recall-Id header. The person's messages are not copied here (they are turns,
+    when recording is on); only the injected context, which is already memory."""
+
+    uid = models.CharField(_("recall id"), max_length=40, unique=True)
+    agent = models.ForeignKey(
+        ApiToken, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    session_key = models.CharField(_("session id"), max_length=200, blank=True)
+    created_at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
+    model = models.CharField(_("model"), max_length=200, blank=True)
+    stream = models.BooleanField(_("streamed"), default=False)
+    context = models.JSONField(_("injected context"), default=dict, blank=True)
+    context_tokens = models.PositiveIntegerField(_("context tokens"), default=0)
+    memory_status = models.CharField(_("memory status"), max_length=32, default="ok")
+    recording = models.CharField(_("recording"), max_length=32, default="on")
+    recorded_turns = models.JSONField(_("recorded turns"), default=list, blank=True)
+    upstream_status = models.PositiveIntegerField(_("upstream status"), null=True, blank=True)
+    partial = models.BooleanField(_("cut off by the client"), default=False)
+    timings_ms = models.JSONField(_("timings (ms)"), default=dict, blank=True)
+
+    class Meta:
+        verbose_name = _("chat proxy exchange")
+        verbose_name_plural = _("chat proxy exchanges")
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.uid

@@ -283,6 +283,14 @@ if not 0 < SEARCH_PRUNE_SHARE <= 1:
 SEARCH_STATE_TTL = env_float("MEMSITE_SEARCH_STATE_TTL", 2.0)  # s; see indexing.search_space
 EMBEDDING_BATCH_SIZE = env_int("MEMSITE_EMBEDDING_BATCH_SIZE", 64)
 EMBEDDING_TIMEOUT = env_float("MEMSITE_EMBEDDING_TIMEOUT", 30.0)
+# The chat proxy (/llm/v1/, docs/proxy.md): the default upstream when Settings names none.
+PROXY_UPSTREAM_URL = env("MEMSITE_PROXY_UPSTREAM_URL")
+PROXY_UPSTREAM_KEY = env("MEMSITE_PROXY_UPSTREAM_KEY")
+PROXY_UPSTREAM_TIMEOUT = env_float("MEMSITE_PROXY_UPSTREAM_TIMEOUT", 300.0)
+PROXY_MAX_BODY_BYTES = env_int("MEMSITE_PROXY_MAX_BODY_BYTES", 20 * 1024 * 1024)
+# Extra server threads for chat streams, which hold one each while the model answers
+# (manage.py serve; other requests keep to WEB_THREADS at a time).
+PROXY_STREAM_THREADS = max(0, env_int("MEMSITE_PROXY_STREAM_THREADS", 16))
 CONTEXT_MAX_TOKENS = env_int("MEMSITE_CONTEXT_MAX_TOKENS", 4000)
 CONTEXT_CARDS_TOKENS = env_int("MEMSITE_CONTEXT_CARDS_TOKENS", CARDS_TOKEN_BUDGET)
 CONTEXT_TURNS_TOKENS = env_int("MEMSITE_CONTEXT_TURNS_TOKENS", 2000)

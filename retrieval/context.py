@@ -350,6 +350,7 @@ def assemble(
     gate: float | None = None,
     as_of: datetime | None = None,
     params: dict | None = None,
+    exclude_session=None,
 ) -> ContextResult:
     """The context for one message. evidence_mode: "auto" (gated recall, widened by a
     trigger), "always", "never"; `gate` overrides CONTEXT_RECALL_GATE (the bench sweeps it).
@@ -359,6 +360,8 @@ def assemble(
     `as_of`: the context the assistant would have been given at that moment: the cards as
     they read then, the session's turns recorded before it, and evidence from the memory
     as it stood (retrieval.search's as_of); "yesterday" in the message is the day before it.
+    `exclude_session`: a conversation whose own turns never count as evidence (the chat
+    proxy: the client already sends them).
     """
     owner = resolve_owner(owner)
     now = as_of or now or timezone.now()
@@ -393,6 +396,7 @@ def assemble(
             as_of=as_of,
         )
         in_turns = {(b.meta["kind"], b.meta["id"]) for b in turns.blocks}
+        in_turns |= _own_turns(result, _session(owner, exclude_session))
         if recall.gate is not None:
             recall.scores = gate_scores(result)
             _cut_by_gate(result, recall, in_turns)
@@ -419,6 +423,12 @@ def assemble(
         recall=recall,
         as_of=as_of,
     )
+
+
+def _own_turns(result: SearchResult, session: Session | None) -> set[tuple[str, int]]:
+    if session is None:
+        return set()
+    return {(i.kind, i.id) for i in result.items if i.kind == "turn" and i.session_id == session.pk}
 
 
 def _to_section(section: tb.Section) -> ContextSection:

@@ -16,6 +16,11 @@ Use the `fake_openai` fixture (registered in tests/conftest.py):
 - `fail_next(status=500, times=1, body=None)`: the next requests fail with that status
 - `delay`: seconds to sleep before answering (for timeout tests)
 - `requests`: every request as {"path", "body", "headers"} (header names lower-cased)
+- streaming: a chat request with `"stream": true` is answered as server-sent events, the
+  reply cut into `chunk_chars`-character chunks: the first after `ttft` seconds, the next
+  every `chunk_interval` seconds, then `data: [DONE]`
+- a reply may be a dict: {"content": ..., "tool_calls": [...]} answers with tool calls
+- GET /v1/models lists `models`
 
 Embeddings are answered as float lists whatever `encoding_format` asks for: the client
 sends base64 by default and accepts floats.
@@ -47,6 +52,10 @@ class FakeOpenAI:
         self.chat_replies: list = []
         self.requests: list[dict] = []
         self.delay = 0.0
+        self.ttft = 0.0
+        self.chunk_interval = 0.0
+        self.chunk_chars = 4
+        self.models = ["fake-model"]
         self._failures: list[tuple[int, dict | None]] = []
         self._lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -96,11 +105,18 @@ class FakeOpenAI:
             "usage": {"prompt_tokens": 0, "total_tokens": 0},
         }
 
-    def _chat(self, body: dict) -> dict:
+    def _reply(self, body: dict) -> dict:
+        """The next reply as a message: {"role", "content", "tool_calls"?}."""
         with self._lock:
             reply = self.chat_replies.pop(0) if self.chat_replies else "{}"
         if callable(reply):
             reply = reply(body)
+        if isinstance(reply, dict):
+            return {"role": "assistant", "content": reply.get("content"), **reply}
+        return {"role": "assistant", "content": reply}
+
+    def _chat(self, body: dict) -> dict:
+        message = self._reply(body)
         return {
             "id": "chatcmpl-fake",
             "object": "chat.completion",
@@ -109,17 +125,59 @@ class FakeOpenAI:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": reply},
-                    "finish_reason": "stop",
+                    "message": message,
+                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
                 }
             ],
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
         }
 
+    def stream_chunks(self, body: dict) -> list[dict]:
+        """The chat.completion.chunk objects of a streamed answer."""
+        message = self._reply(body)
+        text = message.get("content") or ""
+        base = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0}
+        base["model"] = body.get("model", "fake")
+        pieces = [text[i : i + self.chunk_chars] for i in range(0, len(text), self.chunk_chars)]
+        deltas = [{"role": "assistant", "content": ""}] + [{"content": p} for p in pieces]
+        for i, call in enumerate(message.get("tool_calls") or []):
+            deltas.append({"tool_calls": [{"index": i, **call}]})
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        chunks = [{**base, "choices": [{"index": 0, "delta": d}]} for d in deltas]
+        chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        return chunks
+
+    def _stream(self, handler, body: dict) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream")
+        handler.send_header("Cache-Control", "no-cache")
+        handler.end_headers()
+        time.sleep(self.ttft)
+        try:
+            for i, chunk in enumerate(self.stream_chunks(body)):
+                if i and self.chunk_interval:
+                    time.sleep(self.chunk_interval)
+                handler.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                handler.wfile.flush()
+            handler.wfile.write(b"data: [DONE]\n\n")
+            handler.wfile.flush()
+        except OSError:  # the reader went away (a cut stream): nothing more to send
+            pass
+        handler.close_connection = True
+
     def _handler(self):
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                with fake._lock:
+                    fake.requests.append({"path": self.path, "body": None, "headers": headers})
+                if not self.path.endswith("/models"):
+                    return self._send(404, {"error": {"message": "no route", "type": "x"}})
+                data = [{"id": m, "object": "model", "owned_by": "fake"} for m in fake.models]
+                self._send(200, {"object": "list", "data": data})
+
             def do_POST(self):  # noqa: N802 (the stdlib's name)
                 length = int(self.headers.get("Content-Length") or 0)
                 try:
@@ -127,7 +185,21 @@ class FakeOpenAI:
                 except ValueError:
                     body = {}
                 headers = {k.lower(): v for k, v in self.headers.items()}
+                if body.get("stream") and self.path.endswith("/chat/completions"):
+                    with fake._lock:
+                        fake.requests.append({"path": self.path, "body": body, "headers": headers})
+                        failure = fake._failures.pop(0) if fake._failures else None
+                    if failure is None:
+                        return fake._stream(self, body)
+                    status = failure[0]
+                    payload = failure[1] or {
+                        "error": {"message": "simulated failure", "type": "server_error"}
+                    }
+                    return self._send(status, payload)
                 status, payload = fake._answer(self.path, body, headers)
+                self._send(status, payload)
+
+            def _send(self, status: int, payload: dict) -> None:
                 data = json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

@@ -15,6 +15,7 @@ def test_the_less_used_pages_sit_in_the_more_menu(client_in):
         "/attachments/",
         "/jobs/",
         "/agents/",
+        "/playground/",
         "/settings/",
     ]
     for url in ("/review/", "/facts/", "/episodes/", "/sessions/", "/cards/", "/debugger/"):

@@ -42,6 +42,12 @@ LABELS = {
     "withdrawn": _("withdrawn"),
     # why a replayed recall no longer returns an item (retrieval.recalls)
     "ranked_lower": _("no longer in the top results"),
+    # the chat proxy: an injected card, and why a chat was not recorded
+    "card": _("card"),
+    "read_only_token": _("the token is read-only"),
+    "memory_paused": _("memory writes are paused"),
+    "agent_paused": _("the agent is paused"),
+    "degraded": _("the curator failed (see the log)"),
     # search modes
     "hybrid": _("hybrid"),
     "keyword": _("keyword only"),

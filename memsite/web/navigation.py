@@ -22,6 +22,7 @@ MORE = [
     ("attachments", _("Attachments")),
     ("jobs", _("Jobs")),
     ("agents", _("Agents")),
+    ("playground", _("Playground")),
     ("settings", _("Settings")),
 ]
 

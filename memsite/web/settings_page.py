@@ -15,6 +15,7 @@ from curator import onboarding
 from curator.models import Owner
 from memsite.core import agents
 from memsite.models import ApiToken
+from memsite.web import playground
 from memsite.web.guide import guide
 from memsite.web.render import render_page
 
@@ -29,6 +30,8 @@ def settings_page(request: HttpRequest) -> HttpResponse:
         "agent_count": ApiToken.objects.filter(revoked_at__isnull=True).count(),
     }
     context.update(_language_context(owner))
+    context.update(playground.settings_context())
+    context["proxy_base"] = request.build_absolute_uri("/llm/v1")
     return render_page(request, "curator/settings.html", context)
 
 

@@ -72,7 +72,7 @@ class Command(BaseCommand):
             # Only when another program took the port after _ensure_port_free.
             return self._bind_error_message(host, port, exc)
         self._workers = [_fork_worker(app, sock) for _ in range(settings.WEB_PROCESSES - 1)]
-        server = create_server(app, sockets=[sock], threads=settings.WEB_THREADS)
+        server = create_server(app, sockets=[sock], threads=_threads())
         self._watch_consumer(consumer)
         self._watch_workers()
         threading.Thread(target=_warm_up, name="search-warm-up", daemon=True).start()
@@ -205,7 +205,29 @@ class Command(BaseCommand):
 def _wsgi_application():
     from memsite.wsgi import application  # imported late: settings are already configured
 
-    return application
+    return StreamLanes(application, settings.WEB_THREADS)
+
+
+# Chat streams through the proxy (/llm/, the playground's) hold their thread for as long as
+# the model talks, mostly waiting on the upstream. They get threads of their own
+# (PROXY_STREAM_THREADS more in the pool), and every other request still runs at most
+# WEB_THREADS at a time, the number measured best for the API (docs/performance.md).
+STREAM_PATHS = ("/llm/", "/playground/chat/")
+
+
+def _threads() -> int:
+    return settings.WEB_THREADS + settings.PROXY_STREAM_THREADS
+
+
+class StreamLanes:
+    def __init__(self, app, limit: int):
+        self.app, self.gate = app, threading.BoundedSemaphore(limit)
+
+    def __call__(self, environ, start_response):
+        if environ.get("PATH_INFO", "").startswith(STREAM_PATHS):
+            return self.app(environ, start_response)
+        with self.gate:  # the page or API response is built inside; only sending is outside
+            return self.app(environ, start_response)
 
 
 def _fork_worker(app, sock) -> int:
@@ -223,7 +245,7 @@ def _fork_worker(app, sock) -> int:
         if sys.platform.startswith("linux"):
             ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
         threading.Thread(target=_warm_up, name="search-warm-up", daemon=True).start()
-        create_server(app, sockets=[sock], threads=settings.WEB_THREADS).run()
+        create_server(app, sockets=[sock], threads=_threads()).run()
     except KeyboardInterrupt:  # SIGTERM from the parent, or Ctrl-C in the terminal
         pass
     except BaseException:
