@@ -92,7 +92,7 @@ def _build(client, client_in) -> None:
     assert chat.post("/sessions/chat-1/end").status_code == 202
 
     # The coding agent's proposals go to review: one confirmed, one ignored.
-    wp.set_threshold("token:%d" % _agent("coding agent"), write=0.99, pending=0.3)
+    wp.set_threshold(f"token:{_agent('coding agent')}", write=0.99, pending=0.3)
     wp.set_threshold("rules", write=0.85, pending=0.5)
     for text in ("项目用 Django 5.2", "周五部署", "喜欢深色主题"):
         assert coder.post("/memories", {"content": text, "confidence": 0.7}).status_code == 201
