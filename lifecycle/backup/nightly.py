@@ -111,7 +111,7 @@ def make(now: datetime | None = None) -> Backup:
     now = now or timezone.now()
     folder().mkdir(parents=True, exist_ok=True)
     local = now.astimezone(ZoneInfo(settings.TIME_ZONE))
-    backup = Backup(f"{PREFIX}{local:%Y%m%d-%H%M%S}", now)
+    backup = Backup(f"{PREFIX}{local:%Y%m%d-%H%M%S}", now.astimezone(UTC))
     temp = folder() / f".{backup.name}.zip.tmp"
     try:
         export.export(temp)
