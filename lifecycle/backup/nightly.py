@@ -28,7 +28,7 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.utils import timezone
 
-from curator.models import ConversationTurn, Fact
+from curator.models import ConversationTurn, Fact, Owner
 from lifecycle.backup import export
 from lifecycle.backup import restore as imp
 
@@ -153,8 +153,8 @@ def rotate() -> list[str]:
     newest_good = good[0].created_at if good else None
     removed = []
     for backup in every:
-        if backup.name in keep:
-            continue
+        if backup.name in keep or not (folder() / f"{backup.name}.json").exists():
+            continue  # kept, or a zip copied in by hand: never deleted
         if backup.verified is not True and (newest_good is None or backup.created_at > newest_good):
             continue  # a failure (or an unchecked copy) newer than every good backup stays
         backup.path.unlink(missing_ok=True)
@@ -194,7 +194,8 @@ class Status:
 
 def status(now: datetime | None = None) -> Status:
     """failed: the newest attempt failed; stale: the newest good one is more than two days old
-    (or there is none, and the install is older than that); none: not made yet."""
+    (or there is none, and the install is older than that); none: not made yet (a new
+    install: the first comes within the hour once it holds memory)."""
     every = backups()
     last = every[0] if every else None
     last_good = next((b for b in every if b.good), None)
@@ -206,14 +207,8 @@ def status(now: datetime | None = None) -> Status:
     if last_good is not None:
         state = "stale" if now - last_good.created_at > STALE_AFTER else "ok"
         return Status(state, last_good, last)
-    return Status("stale" if _memory_older_than(now - STALE_AFTER) else "none", None, last)
-
-
-def _memory_older_than(moment: datetime) -> bool:
-    return (
-        Fact.objects.filter(created_at__lt=moment).exists()
-        or ConversationTurn.objects.filter(timestamp__lt=moment).exists()
-    )
+    older = Owner.objects.filter(created_at__lt=now - STALE_AFTER).exists()
+    return Status("stale" if older else "none", None, last)
 
 
 def catch_up_due(now: datetime | None = None) -> bool:
@@ -224,7 +219,8 @@ def catch_up_due(now: datetime | None = None) -> bool:
     every = backups()
     if every:
         return now - every[0].created_at > timedelta(hours=25)
-    return _memory_older_than(now)  # the first backup, once there is something to keep
+    # the first backup, once there is something to keep
+    return Fact.objects.exists() or ConversationTurn.objects.exists()
 
 
 # -- restoring into a new data dir -------------------------------------------------------------

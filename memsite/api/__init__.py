@@ -199,7 +199,7 @@ class Queue(Schema):
 class BackupState(Schema):
     state: str = Field(
         description="ok; stale (the last good backup is over two days old, or there is none "
-        "and the memory is older than that); failed (the last backup failed its check); "
+        "and the install is older than that); failed (the last backup failed its check); "
         "none (not made yet); off (MEMSITE_BACKUPS=0)"
     )
     last_good_at: datetime | None = Field(None, description="When the last good backup was made.")
