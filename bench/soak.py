@@ -12,8 +12,10 @@ Not a test (it takes about half a minute and uses every core). In a throwaway da
 3. the server is started again (the start-up repair runs), answers /health, and is stopped;
 4. it prints, per round: turns acknowledged, of those stored, lost (acknowledged but not
    stored: must be 0), stored but never acknowledged (answers cut by the kill: harmless, a
-   retry with the same key answers 200), the export's `import --dry-run` verdict, and
-   SQLite's integrity check.
+   retry with the same key answers 200), the export's `import --dry-run` verdict, the
+   export restored for real into a new data dir (`backups load`: migrate, import) with its
+   turns counted against the archive's manifest and the agent each one names, and SQLite's
+   integrity check.
 """
 
 from __future__ import annotations
@@ -182,10 +184,46 @@ def soak_round(data_dir: Path, token: str, number: int, args) -> dict:
     result = stored_counts(data_dir, acked, prefix)
     if exported.returncode:
         result["export"] = f"failed: {exported.stderr.strip()[-200:]}"
+        result["restored"] = "-"
     else:
         check = manage(data_dir, "import", "--dry-run", str(backup), check=False)
         result["export"] = "restores" if check.returncode == 0 else check.stderr.strip()[-200:]
+        result["restored"] = restored(data_dir, backup, number)
     return result
+
+
+RESTORED = """
+import json, sys, zipfile
+from curator.models import ConversationTurn
+want = json.loads(zipfile.ZipFile(sys.argv[1]).read("manifest.json"))["counts"]["turns"]
+turns = ConversationTurn.objects
+print(json.dumps({"want": want, "turns": turns.count(),
+                  "named": turns.filter(agent__name="soak").count()}))
+"""
+
+
+def restored(data_dir: Path, backup: Path, number: int) -> str:
+    """The mid-load export restored for real into a new data dir: turns and agent links."""
+    target = data_dir.parent / f"{data_dir.name}-restored-{number}"
+    try:
+        done = manage(target, "backups", "load", str(backup), check=False)
+        if done.returncode:
+            return "FAILED: " + (done.stderr.strip().splitlines() or ["?"])[-1][:150]
+        counted = subprocess.run(
+            [sys.executable, "-c", "import django; django.setup()\n" + RESTORED, str(backup)],
+            env=env(target),
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        c = json.loads(counted.stdout.strip().splitlines()[-1])
+        ok = c["turns"] == c["want"] == c["named"]
+        return f"{'ok' if ok else 'MISMATCH'}: {c['turns']}/{c['want']} turns, {c['named']} by soak"
+    finally:
+        import shutil
+
+        shutil.rmtree(target, ignore_errors=True)
 
 
 def main() -> None:
@@ -199,7 +237,10 @@ def main() -> None:
     manage(data_dir, "migrate", "--noinput")
     token = manage(data_dir, "api_token", "create", "--name", "soak").stdout.strip().split()[-1]
     print(f"Data directory: {data_dir}")
-    print(f"{'round':<7}{'acked':>7}{'stored':>8}{'lost':>6}{'unacked':>9}  export    integrity")
+    print(
+        f"{'round':<7}{'acked':>7}{'stored':>8}{'lost':>6}{'unacked':>9}  export    integrity"
+        "  restored into a new data dir"
+    )
     lost = 0
     for number in range(1, args.rounds + 1):
         r = soak_round(data_dir, token, number, args)
@@ -207,7 +248,7 @@ def main() -> None:
         lost += missing
         print(
             f"{number:<7}{r['acknowledged']:>7}{r['stored']:>8}{missing:>6}"
-            f"{r['unacknowledged']:>9}  {r['export']:<9} {r['integrity']}",
+            f"{r['unacknowledged']:>9}  {r['export']:<9} {r['integrity']:<10} {r['restored']}",
             flush=True,
         )
     print("No acknowledged turn was lost." if not lost else f"LOST {lost} acknowledged turns.")

@@ -62,9 +62,35 @@ class Periodic:
         return start
 
 
+def backup_time() -> tuple[int, int]:
+    """MEMSITE_BACKUP_TIME as (hour, minute); a value that is no HH:MM means 02:30."""
+    try:
+        hour, minute = (int(part) for part in settings.BACKUP_TIME.split(":"))
+    except ValueError:
+        return 2, 30
+    return (hour, minute) if 0 <= hour < 24 and 0 <= minute < 60 else (2, 30)
+
+
+def _backup_periodic() -> Periodic:
+    hour, minute = backup_time()
+    if not settings.BACKUPS_ENABLED:
+        return Periodic("nightly_backup", _("Nightly backup"), _("off (MEMSITE_BACKUPS)"), never)
+    when = _("every day at %(hour)02d:%(minute)02d (%(zone)s)") % {
+        "hour": hour,
+        "minute": minute,
+        "zone": settings.TIME_ZONE,
+    }
+    return Periodic("nightly_backup", _("Nightly backup"), when, at_local(hour, minute))
+
+
+def never(ts: datetime) -> bool:
+    return False
+
+
 def periodic() -> list[Periodic]:
     hour = settings.CONSOLIDATE_HOUR
     return [
+        _backup_periodic(),
         Periodic(
             "nightly_consolidation",
             _("Nightly consolidation"),

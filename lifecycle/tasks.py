@@ -20,6 +20,7 @@ from lifecycle import (
     schedule,
     sessions,
 )
+from lifecycle.backup import nightly
 from lifecycle.extraction import extract
 from lifecycle.models import Trigger
 from memsite.core import queue
@@ -109,6 +110,20 @@ def hourly_upkeep() -> None:
     metrics.snapshot()
     if consolidate.catch_up_due():
         consolidate.run(Trigger.CATCH_UP)
+    if nightly.catch_up_due():
+        nightly.make()
+
+
+@db_periodic_task(schedule.check_for("nightly_backup"))
+def nightly_backup() -> None:
+    """An archive into DATA_DIR/backups/, verified by a dry restore, then rotation."""
+    nightly.make()
+
+
+@db_task()
+def backup_now() -> None:
+    """The Jobs page's "Back up now", and the catch-up of a missed night."""
+    nightly.make()
 
 
 @db_periodic_task(schedule.check_for("prune_conversation_logs"))

@@ -240,6 +240,12 @@ EMBED_BACKOFF = [
     float(s) for s in env("MEMSITE_EMBED_BACKOFF", "1,4,16,64,256").split(",") if s.strip()
 ]
 CONSOLIDATE_HOUR = env_int("MEMSITE_CONSOLIDATE_HOUR", 3)  # local time in TIME_ZONE
+# Automatic backups into DATA_DIR/backups/ (lifecycle/backup/nightly.py): on by default, at
+# BACKUP_TIME local time; the newest of each of the last 7 days and 4 weeks are kept.
+BACKUPS_ENABLED = env_bool("MEMSITE_BACKUPS", True)
+BACKUP_TIME = env("MEMSITE_BACKUP_TIME", "02:30")
+BACKUP_KEEP_DAILY = env_int("MEMSITE_BACKUP_KEEP_DAILY", 7)
+BACKUP_KEEP_WEEKLY = env_int("MEMSITE_BACKUP_KEEP_WEEKLY", 4)
 # Unset: 0.9 (seed 002) for a remote embedding model, 0.97 for the bundled e5, whose cosine
 # range is compressed (unrelated facts of the same shape often score above 0.9).
 DEDUP_THRESHOLD = env_float("MEMSITE_DEDUP_THRESHOLD", 0) or None

@@ -68,3 +68,38 @@ def rewrite(src: Path, dst: Path, changes: dict[str, bytes | None]) -> Path:
             else:
                 zout.writestr(name, zin.read(name))
     return dst
+
+
+# Rows that may get another id, and why: compared by their natural key instead. Every other
+# row keeps its id in a restore, and every field of every row must be equal.
+# - guard_rules: a fresh install makes its built-in rules on first use; a restore fills those
+#   rows (their ids) rather than adding the archive's. Nothing links to a rule by id.
+# - thresholds: the same for thresholds set before a restore; nothing links to them by id.
+BY_KEY = {"guard_rules": lambda r: r["detector"] or r["name"], "thresholds": lambda r: r["source"]}
+
+
+def canonical(path: Path) -> dict[str, dict]:
+    """Every row by kind and id (field by field), every file by path, the manifest's counts."""
+    out: dict[str, dict] = {}
+    with zipfile.ZipFile(path) as zf:
+        for name in zf.namelist():
+            if name.startswith("data/"):
+                kind = name.removeprefix("data/").removesuffix(".jsonl")
+                rows = [json.loads(line) for line in zf.read(name).splitlines() if line]
+                if kind in BY_KEY:
+                    out[kind] = {BY_KEY[kind](r): {**r, "id": None} for r in rows}
+                else:
+                    out[kind] = {r["id"]: r for r in rows}
+            elif name.startswith("files/"):
+                out.setdefault("files", {})[name] = zf.read(name)
+        out["counts"] = json.loads(zf.read("manifest.json"))["counts"]
+    return out
+
+
+def assert_same_records(first: Path, second: Path) -> None:
+    a, b = canonical(first), canonical(second)
+    assert a.keys() == b.keys()
+    for kind in a:
+        assert a[kind].keys() == b[kind].keys(), kind
+        for key in a[kind]:
+            assert a[kind][key] == b[kind][key], (kind, key)

@@ -18,6 +18,7 @@ def test_it_reports_every_part(client, db):
         "vector": "ok",
         "embedding_model": LocalEmbedder().name,  # the model and its version
         "queue": {"pending": 0},
+        "backup": {"state": "none", "last_good_at": None},  # a new install: none made yet
         "degraded_reason": None,
     }
 

@@ -94,7 +94,7 @@ def test_every_change_a_card_is_built_from_refreshes_it(
     assert ("lives in Hamburg" in user) == (action == "edit")
 
 
-def test_an_import_and_an_onboarding_refresh_the_cards_too(
+def test_a_merge_and_an_onboarding_refresh_the_cards_too(
     live_queue, django_capture_on_commit_callbacks, tmp_path, settings
 ):
     Fact.objects.create(owner=Owner.default(), content="用户住在杭州", predicate="location")
@@ -102,8 +102,9 @@ def test_an_import_and_an_onboarding_refresh_the_cards_too(
     archive.export(path)
     Fact.objects.all().delete()
     settings.MEMORY_DIR = tmp_path / "fresh"
+    Fact.objects.create(owner=Owner.default(), content="用户喜欢乌龙茶")  # memory here: a merge
     with django_capture_on_commit_callbacks(execute=True):
-        imp.import_archive(path, reindex=False)
+        assert imp.import_archive(path, reindex=False).mode == imp.MERGE
     run_scheduled()
     assert "用户住在杭州" in cards.read("user")
     answers = {"assistant_name": "十一", "positioning": "搭档", "address": "小李", "tech": "Go"}
@@ -112,6 +113,21 @@ def test_an_import_and_an_onboarding_refresh_the_cards_too(
     run_scheduled()
     user = cards.read("user")
     assert "用户住在杭州" in user and "小李" in user and live_revisions() == 2
+
+
+def test_a_restore_brings_the_cards_as_the_archive_has_them(
+    live_queue, django_capture_on_commit_callbacks, tmp_path, settings
+):
+    """Export -> restore -> export gives the same records: no card revision the archive lacks."""
+    Fact.objects.create(owner=Owner.default(), content="用户住在杭州", predicate="location")
+    path = tmp_path / "one.zip"
+    archive.export(path)  # before the live refresh wrote User.md: the archive has no card
+    Fact.objects.all().delete()
+    settings.MEMORY_DIR = tmp_path / "fresh"
+    with django_capture_on_commit_callbacks(execute=True):
+        assert imp.import_archive(path, reindex=False).mode == imp.RESTORE
+    run_scheduled()
+    assert live_revisions() == 0 and not (tmp_path / "fresh").exists()
 
 
 def test_the_persons_own_text_stays_and_no_line_is_said_twice():

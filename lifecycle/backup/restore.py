@@ -776,8 +776,11 @@ def apply(
                 run.files(zf)
                 check_links()
                 run.staging.commit_marker()
-                # The cards are built from the facts: imported ones reach them within seconds.
-                signals.facts(obj.pk for _decision, obj in run.created.get("facts", []))
+                # The cards are built from the facts: merged ones reach them within seconds.
+                # A restore brings the cards as the archive has them, which is what it promises
+                # (export -> restore -> export gives the same records).
+                if not run.restore:
+                    signals.facts(obj.pk for _decision, obj in run.created.get("facts", []))
                 if dry_run:
                     raise _DryRun
     except _DryRun:

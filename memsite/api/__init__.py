@@ -21,6 +21,7 @@ from ninja.parser import Parser
 from ninja.renderers import JSONRenderer
 from ninja.responses import NinjaJSONEncoder
 
+from lifecycle.backup import nightly
 from memsite.api.common import READ
 from memsite.api.errors import ApiError, error_for_exception, json_error
 from memsite.core import strictjson
@@ -195,6 +196,15 @@ class Queue(Schema):
     pending: int
 
 
+class BackupState(Schema):
+    state: str = Field(
+        description="ok; stale (the last good backup is over two days old, or there is none "
+        "and the install is older than that); failed (the last backup failed its check); "
+        "none (not made yet); off (MEMSITE_BACKUPS=0)"
+    )
+    last_good_at: datetime | None = Field(None, description="When the last good backup was made.")
+
+
 class Health(Schema):
     status: str
     db: str
@@ -202,6 +212,7 @@ class Health(Schema):
     vector: str
     embedding_model: str
     queue: Queue
+    backup: BackupState
     degraded_reason: str | None = Field(None, description="What is wrong, when status is not ok.")
 
 
@@ -224,6 +235,19 @@ def _vector_problem() -> tuple[str, str | None]:
     return state.model, vector_table_problem()
 
 
+def _backup_state() -> dict:
+    try:
+        found = nightly.status()
+    except DatabaseError as exc:
+        return {"state": "none", "last_good_at": None, "problem": str(exc)}
+    good = found.last_good.created_at if found.last_good else None
+    if found.state == "failed":
+        problem = _("the last backup failed its check: %(error)s") % {"error": found.last.error}
+    else:
+        problem = _("no good backup for more than two days")
+    return {"state": found.state, "last_good_at": good, "problem": problem}
+
+
 @api.get("/health", response=Health, auth=None, summary="Liveness and index state", tags=["health"])
 def health(request):
     problems = {"db": _probe("SELECT 1")}
@@ -233,8 +257,12 @@ def health(request):
         model, problems["vector"] = _vector_problem()
     else:
         problems["vector"] = _("the database is not available")
+    backup = _backup_state()
+    if backup["state"] in ("failed", "stale"):
+        problems["backup"] = backup["problem"]
     reasons = [f"{part}: {problem}" for part, problem in problems.items() if problem]
     return {
+        "backup": backup,
         "status": "degraded" if reasons else "ok",
         "db": "error" if problems["db"] else "ok",
         "fts": "error" if problems["fts"] else "ok",
