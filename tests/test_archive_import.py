@@ -111,11 +111,6 @@ def test_merge_keeps_the_existing_item_and_records_the_imported_one(exported, se
     assert report.events == events.count() == 2
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="the demo's archive now holds the built-in guardrails a used install has; merging "
-    "them needs branch backup's fix (built-in rules made before the rows, issue 28)",
-)
 def test_merge_remaps_chains_and_event_ids_to_new_rows(exported, settings, tmp_path):
     fresh(settings, tmp_path)
     Fact.objects.create(owner=Owner.default(), content="a local fact makes this a merge")

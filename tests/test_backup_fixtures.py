@@ -58,4 +58,6 @@ def test_an_archive_of_this_release_restores_to_the_same_records(tmp_path):
     assert Fact.objects.get(content="喜欢乌龙茶").agent == agent
     again = tmp_path / "again.zip"
     archive.export(again)
-    assert_same_records(ARCHIVES / "this-release.zip", again)
+    # A release after the one that made the fixture may add fields and kinds: the fixture's
+    # own records must come back unchanged.
+    assert_same_records(ARCHIVES / "this-release.zip", again, later_release=True)
