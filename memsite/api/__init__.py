@@ -21,6 +21,7 @@ from ninja.parser import Parser
 from ninja.renderers import JSONRenderer
 from ninja.responses import NinjaJSONEncoder
 
+from lifecycle.extraction import model as extraction_model
 from memsite.api.common import READ
 from memsite.api.errors import ApiError, error_for_exception, json_error
 from memsite.core import strictjson
@@ -201,6 +202,10 @@ class Health(Schema):
     fts: str
     vector: str
     embedding_model: str
+    extractor: str = Field(
+        description='"learned": the rules and the learned model extract '
+        'offline; "rules": its weights file is missing or damaged.'
+    )
     queue: Queue
     degraded_reason: str | None = Field(None, description="What is wrong, when status is not ok.")
 
@@ -233,6 +238,7 @@ def health(request):
         model, problems["vector"] = _vector_problem()
     else:
         problems["vector"] = _("the database is not available")
+    problems["extractor"] = extraction_model.problem()
     reasons = [f"{part}: {problem}" for part, problem in problems.items() if problem]
     return {
         "status": "degraded" if reasons else "ok",
@@ -240,6 +246,7 @@ def health(request):
         "fts": "error" if problems["fts"] else "ok",
         "vector": "degraded" if problems["vector"] else "ok",
         "embedding_model": model,
+        "extractor": "rules" if problems["extractor"] else "learned",
         "queue": {"pending": queue_pending()},
         "degraded_reason": "; ".join(reasons) or None,
     }
