@@ -206,10 +206,29 @@ def _small_talk(clause) -> bool:
     return len(words) <= 3 and not any(w.strip(",.!") in features.EN["first"] for w in words)
 
 
+_ZH_ASKS = ("帮我", "请你", "请帮", "麻烦你", "麻烦帮", "给我", "告诉我", "你能", "你可以",
+            "能不能")  # fmt: skip
+_EN_ASKS = ("please", "can you", "could you", "would you", "help me", "tell me", "show me",
+            "let me know", "remind me", "check ", "fix ", "find ")  # fmt: skip
+
+
+def asks_the_assistant(clause) -> bool:
+    """ "帮我看看是哪个进程", "can you check the deploy": a task for the assistant; what the
+    turn says beside it is the task's detail ("the worker is at 3 GB"), not the person's."""
+    text = clause.text.strip().lower()
+    if clause.lang == "zh":
+        return any(a in text for a in _ZH_ASKS)
+    return text.startswith(_EN_ASKS) or any(f" {a}" in text for a in _EN_ASKS[:7])
+
+
 def memory_text(text: str, now: datetime, name: str = "") -> str:
-    """The turn's statements said of the person, with dates; "" when none is left."""
+    """The turn's statements said of the person, with dates; "" when none is left or the
+    turn asks the assistant to do something."""
     who = Ctx(name.strip())
-    kept = [c for c in rules.clauses(text) if not rules.skipped(c) and not _small_talk(c)]
+    said = rules.clauses(text)
+    if any(asks_the_assistant(c) for c in said):
+        return ""
+    kept = [c for c in said if not rules.skipped(c) and not _small_talk(c)]
     zh = [_zh_said(c.text.strip(), who, not n) for n, c in enumerate(kept) if c.lang == "zh"]
     en = [_en_third(c.text.strip(), who).rstrip(".!;, ") for c in kept if c.lang == "en"]
     if zh and len(zh) >= len(en):
