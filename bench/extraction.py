@@ -158,12 +158,45 @@ def locomo() -> tuple[list[list], int, float]:
     return rows, ids, seconds
 
 
+def record_llm(path: Path) -> None:
+    """Ask the configured LLM (MEMSITE_LLM_*) about every held-out statement with the
+    extractor's own prompt and keep its answers: tests/test_llm_replay.py replays them."""
+    from django.conf import settings
+
+    from lifecycle import llm
+    from lifecycle.extraction import extract
+    from lifecycle.extraction.training import labelled
+
+    if not llm.configured():
+        raise SystemExit("no LLM configured (MEMSITE_LLM_MODEL, MEMSITE_LLM_BASE_URL ...)")
+    cases = [c for lang in ("zh", "en") for c in labelled(lang, "heldout")]
+    ids = record([(f"llm-{n}", 0, c["text"], SAID_AT) for n, c in enumerate(cases)])
+    from curator.models import ConversationTurn
+
+    with path.open("w", encoding="utf-8") as out:
+        for turn in ConversationTurn.objects.filter(pk__in=ids).order_by("pk"):
+            prompt, _ids = extract.build_prompt(turn, [])
+            ops = llm.chat_json(extract.SYSTEM_PROMPT, prompt, extract.validate_operations)
+            reply = json.dumps({"operations": ops}, ensure_ascii=False)
+            row = {"text": turn.content, "reply": reply, "recorded_by": settings.LLM_MODEL}
+            out.write(json.dumps(row, ensure_ascii=False) + "\n")
+    print(f"recorded {len(ids)} answers in {path}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.parse_args()
+    parser.add_argument(
+        "--record-llm", type=Path, metavar="FILE", help="record the configured LLM's answers"
+    )
+    args = parser.parse_args()
     started = time.monotonic()
+    if not args.record_llm:  # the offline extractors are measured, never a configured LLM
+        for name in [k for k in os.environ if k.startswith("MEMSITE_LLM_")]:
+            os.environ.pop(name)
     data = setup_django("extraction", {"HUEY_IMMEDIATE": "0"})
     try:
+        if args.record_llm:
+            return record_llm(args.record_llm)
         from lifecycle.extraction import model
         from retrieval.embedders import LocalEmbedder, use_embedder
 
