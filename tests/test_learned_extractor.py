@@ -122,7 +122,27 @@ def test_a_missing_weights_file_is_reported_too(tmp_path, monkeypatch, fresh_mod
     assert model.load() is None and "cannot read" in model.problem()
 
 
-def test_the_api_turn_ended_session_and_consumer_tasks_make_the_memory(
+RACE = "我上周参加了公司的马拉松比赛，跑完了半程。"  # no rule catches it; the model is sure
+
+
+def test_a_turn_said_through_the_api_is_recalled_in_a_later_session(
+    api, django_capture_on_commit_callbacks, fresh_model
+):
+    with django_capture_on_commit_callbacks(execute=True):  # the consumer's tasks run
+        said = {"session_id": "race", "turn_index": 0, "role": "user", "content": RACE,
+                "timestamp": "2026-11-24T10:00:00+08:00"}  # fmt: skip
+        assert api.post("/turns", said).status_code == 201
+        assert api.post("/sessions/race/end").status_code == 202
+    (memory,) = Fact.objects.filter(source=Source.LEARNED)
+    assert memory.content == "用户上周参加了公司的马拉松比赛，跑完了半程（上周：2026-11-16）。"
+    assert memory.source_turn_id is not None
+    with django_capture_on_commit_callbacks(execute=True):
+        asked = {"query": "还记得我上周参加了什么比赛吗？", "session_id": "a-new-one"}
+        context = api.post("/context", asked).json()
+    assert "马拉松" in context["text"]
+
+
+def test_a_less_certain_statement_waits_for_review(
     api, django_capture_on_commit_callbacks, fresh_model
 ):
     with django_capture_on_commit_callbacks(execute=True):
@@ -130,7 +150,9 @@ def test_the_api_turn_ended_session_and_consumer_tasks_make_the_memory(
                 "timestamp": "2026-11-24T10:00:00+08:00"}  # fmt: skip
         assert api.post("/turns", said).status_code == 201
         assert api.post("/sessions/hike/end").status_code == 202
-    contents = [f.content for f in Fact.objects.filter(source=Source.LEARNED)] + [
-        p.candidate["content"] for p in PendingItem.objects.all()
-    ]
-    assert any(c.startswith("用户上周末和大学室友去爬了黄山") and "2026-11" in c for c in contents)
+    (item,) = PendingItem.objects.all()
+    assert item.candidate["source"] == Source.LEARNED and 0.6 <= item.confidence < 0.85
+    assert (
+        item.candidate["content"]
+        == "用户上周末和大学室友去爬了黄山，风景特别美（上周：2026-11-16）。"
+    )
