@@ -197,13 +197,15 @@ def _zh_said(body: str, who: Ctx, first: bool) -> str:
     return f"{who.zh}说{said}" if said[:1] in "你您他她它这那" else who.zh + said
 
 
-def _small_talk(clause) -> bool:
-    """ "Hey Mel", "Wow", "哈哈", "好的": nothing to remember however the turn goes on."""
+def _not_theirs(clause) -> bool:
+    """Not about the person: small talk ("Hey Mel", "Wow", "哈哈", "好的"), or said of the
+    listener ("你太厉害了", "Your kids must love it"). English says its subject, so a clause
+    without I / my / we is not the speaker's; Chinese often drops it ("上周去爬了黄山"), so
+    there only a clause that starts with 你 / 您 is left out."""
     text = clause.text.strip().lower()
     if clause.lang == "zh":
-        return len(text) <= 2 or text in features.ZH["greeting"]
-    words = text.split()
-    return len(words) <= 3 and not any(w.strip(",.!") in features.EN["first"] for w in words)
+        return len(text) <= 2 or text in features.ZH["greeting"] or text[:1] in "你您"
+    return not any(w.strip(",.!?;:\"'") in features.EN["first"] for w in text.split())
 
 
 _ZH_ASKS = ("帮我", "请你", "请帮", "麻烦你", "麻烦帮", "给我", "告诉我", "你能", "你可以",
@@ -228,7 +230,7 @@ def memory_text(text: str, now: datetime, name: str = "") -> str:
     said = rules.clauses(text)
     if any(asks_the_assistant(c) for c in said):
         return ""
-    kept = [c for c in said if not rules.skipped(c) and not _small_talk(c)]
+    kept = [c for c in said if not rules.skipped(c) and not _not_theirs(c)]
     zh = [_zh_said(c.text.strip(), who, not n) for n, c in enumerate(kept) if c.lang == "zh"]
     en = [_en_third(c.text.strip(), who).rstrip(".!;, ") for c in kept if c.lang == "en"]
     if zh and len(zh) >= len(en):
