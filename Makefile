@@ -17,7 +17,7 @@ BROWSER_PACKAGES := chromium fonts-wqy-microhei gettext
 # apt needs root; use sudo only when we are not root already.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: help install engine lock messages migrate run demo test browser lint bench clean FORCE
+.PHONY: help install engine lock messages migrate run demo test browser lint bench extractor clean FORCE
 
 help: ## List the targets
 	@echo "Memory Curator. Set MEMSITE_HOST / MEMSITE_PORT to change where 'make run' listens."
@@ -92,8 +92,14 @@ lint: install ## ruff (check, format) and import-linter (imports go one way: doc
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
 
-bench: install ## Run every bench/*.py
-	@shopt -s nullglob; for f in bench/*.py; do echo "== $$f"; $(PY) "$$f"; done
+bench: install ## Run every bench/*.py (not the extractor's training)
+	@shopt -s nullglob; for f in bench/*.py; do [[ $$f == bench/train_* ]] || { echo "== $$f"; $(PY) "$$f"; }; done
+
+# The learned extractor's weights (lifecycle/extraction/model.npz) from the labelled data in
+# the repository and the shared MADial / LoCoMo data (BENCH_DATA), fixed seed: same data,
+# same file. Prints the dev split's figures; bench/extraction.py scores the held-out split.
+extractor: install ## Retrain the learned extractor's weights file
+	$(PY) bench/train_extractor.py
 
 clean: ## Remove .venv and caches (never the data directory)
 	rm -rf $(VENV) .pytest_cache .ruff_cache

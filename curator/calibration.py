@@ -42,7 +42,7 @@ TARGET = 0.95
 MIN_DECISIONS = 20
 MIN_IN_BUCKET = 5
 # Sources always listed, so their thresholds can be set before they have history.
-EXTRACTORS = (Source.RULES, Source.LLM, Source.ONBOARDING, Source.CONSOLIDATION)
+EXTRACTORS = (Source.RULES, Source.LEARNED, Source.LLM, Source.ONBOARDING, Source.CONSOLIDATION)
 REVIEW_OUTCOMES = ("confirmed", "edited", "ignored", "open")
 AUTO_OUTCOMES = ("kept", "corrected", "deleted")
 TEXT_FIELDS = {"content", "subject", "predicate"}

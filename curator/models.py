@@ -121,6 +121,7 @@ class FactStatus(models.TextChoices):
 class Source(models.TextChoices):
     RULES = "rules", _("rules extractor")
     LLM = "llm", _("LLM extractor")
+    LEARNED = "learned", _("learned extractor")
     MANUAL = "manual", _("entered by hand")
     ONBOARDING = "onboarding", _("onboarding")
     API = "api", _("API")

@@ -81,3 +81,11 @@ def score(lang: str, part: str = "") -> Score:
             else:
                 result.wrong.append((case["text"], candidate))
     return result
+
+
+def statement_level(want: list[bool], gave: list[bool]) -> tuple[float, float]:
+    """(precision, recall) of "this statement gave a memory" against "it should": how the
+    held-out split scores any extractor through extract_turn (bench/extraction.py, the LLM
+    replay test)."""
+    hits = sum(w and g for w, g in zip(want, gave, strict=True))
+    return hits / max(1, sum(gave)), hits / max(1, sum(want))

@@ -17,6 +17,7 @@ def test_it_reports_every_part(client, db):
         "fts": "ok",
         "vector": "ok",
         "embedding_model": LocalEmbedder().name,  # the model and its version
+        "extractor": "learned",  # the rules and the learned model
         "queue": {"pending": 0},
         "backup": {"state": "none", "last_good_at": None},  # a new install: none made yet
         "degraded_reason": None,

@@ -1,12 +1,17 @@
-"""Extracting memories from a user turn: the rules extractor offline, the LLM when configured.
+"""Extracting memories from a user turn: offline the rules and the learned model, the LLM
+when configured.
 
-Frequency control (seed 001 section 6): the LLM sees a turn only when it is long enough and
-the session has not used up its calls; otherwise the cheap rules extractor runs, so an
-explicit "我叫李雷" in a short turn is never lost. Every candidate goes through the write
-path; the turn is marked extracted in the same transaction, so a turn is either fully
-extracted or not at all. An LLM failure (unreachable, or malformed twice) leaves the turn
-unextracted in the retry queue with a growing delay; after the last attempt it becomes a
-dead letter and the rules extractor takes the turn, so explicit statements still land.
+Offline, the rules go first: they give the structured subject and predicate a later statement
+supersedes ("I live in Munich now"). A turn they find nothing in goes to the learned model
+(learned.py), which decides from the turn's e5 vector whether it is worth remembering and
+writes it in the third person. Frequency control (seed 001 section 6): the LLM sees a turn
+only when it is long enough and the session has not used up its calls; otherwise the offline
+extractors run, so an explicit "我叫李雷" in a short turn is never lost. Every candidate goes
+through the write path; the turn is marked extracted in the same transaction, so a turn is
+either fully extracted or not at all. An LLM failure (unreachable, or malformed twice)
+leaves the turn unextracted in the retry queue with a growing delay; after the last attempt
+it becomes a dead letter and the offline extractors take the turn, so what was said still
+lands.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from curator.models import ConversationTurn, Fact, FactStatus, FactType, Role, S
 from curator.writepath import Candidate, InvalidCandidate, Result, change_fact, propose
 from lifecycle import llm, runs
 from lifecycle.embedqueue import dead_letter
-from lifecycle.extraction import rules
+from lifecycle.extraction import learned, rules
 from lifecycle.models import DeadTask, ExtractionItem, JobKind, QueueStatus, Trigger
 from memsite.core.agents import write_scopes_of
 from retrieval.backends import Filters, keyword_hits, vector_hits
@@ -83,7 +88,7 @@ def extract_turn(
     again = (force_llm or _retrying(turn)) and llm.configured()  # a retry keeps its reserved call
     use_llm = again or (wants_llm(turn) and reserve_llm_call(turn.session))
     if not use_llm:
-        return _commit(turn, rule_candidates(turn), job_run)
+        return _commit(turn, offline_candidates(turn), job_run)
     try:
         plan = llm_plan(turn)
     except llm.LLMError as exc:
@@ -159,7 +164,7 @@ def _defer(turn: ConversationTurn, error: str, job_run: str = "") -> ExtractionI
         item.save()
     if item.status == QueueStatus.DEAD:
         dead_letter(DeadTask.EXTRACT, "turn", turn.pk, error, attempts=item.attempts)
-        _commit(turn, rule_candidates(turn), job_run)  # explicit statements still land
+        _commit(turn, offline_candidates(turn), job_run)  # what was said still lands
     return item
 
 
@@ -225,8 +230,13 @@ def run_turn(turn_id: int, *, retry: bool = False) -> ExtractionItem | None:
 
 
 # --------------------------------------------------------------------------------------
-# The rules extractor
+# The offline extractors: the rules, then the learned model
 # --------------------------------------------------------------------------------------
+
+
+def offline_candidates(turn: ConversationTurn) -> list[Candidate]:
+    """The rules' candidates, or the learned model's when the rules found nothing."""
+    return rule_candidates(turn) or learned.candidates(turn)
 
 
 def _confidence(c: rules.RuleCandidate) -> float:

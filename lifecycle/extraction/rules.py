@@ -119,8 +119,9 @@ def clauses(text: str) -> list[Clause]:
     return out
 
 
-def _skip(clause: Clause) -> bool:
-    """Questions and hypotheticals state nothing about the person."""
+def skipped(clause: Clause) -> bool:
+    """Questions and hypotheticals state nothing about the person (the learned extractor's
+    filter too)."""
     text = clause.text
     if clause.question:
         return True
@@ -697,7 +698,7 @@ def _both(clause: Clause, who: _Ctx, now: datetime, whole: str) -> list[RuleCand
     """ "我和我上司都是河北人", "My wife and I are both from Texas": said of the person and of
     the other one alike, read as two statements."""
     text = _unhedged(clause)[0]
-    if _skip(clause):
+    if skipped(clause):
         return None
     if clause.lang == "zh" and (m := _ZH_BOTH.fullmatch(text)):
         mine, theirs = "我" + m["rest"], f"我的{m['r']}{m['rest']}"
@@ -712,7 +713,7 @@ def _both(clause: Clause, who: _Ctx, now: datetime, whole: str) -> list[RuleCand
 
 
 def _one(clause: Clause, who: _Ctx, now: datetime, whole: str = "") -> list[RuleCandidate]:
-    if _skip(clause):
+    if skipped(clause):
         return []
     text, hedge = _unhedged(clause)
     if not text:
@@ -840,7 +841,7 @@ def extract(text: str, name: str = "", now: datetime | None = None) -> list[Rule
             continue
         if rest is not None:
             inner = _one(Clause(rest, clause.question, clause.lang), who, now, text)
-            if not inner and not _skip(clause):
+            if not inner and not skipped(clause):
                 content = rest if clause.lang == "en" else rest
                 inner = [
                     _c("fact", "", "", content, REMEMBER_FLOOR, 0.7, f"{clause.lang}:remember")

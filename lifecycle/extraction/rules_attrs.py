@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from lifecycle.extraction import ruledates
-from lifecycle.extraction.rulebase import Ctx, RuleCandidate, key, make, zh_about
+from lifecycle.extraction.rulebase import Ctx, RuleCandidate, make, zh_about
 from lifecycle.extraction.rules_life import ZH_RELATIONS, date_zh, group_of, zh_clean, zh_job
 
 # --------------------------------------------------------------------------------------
@@ -898,11 +898,6 @@ _NEAR = re.compile(
     r"(?:叫(?P<n>[^，。的]{2,12})的|(?P<h>[^，。]{1,8}?)[，,]?叫(?P<m>[^，。]{2,12})$)?"
     r"(?P<head>[^，。]{0,10})$"
 )
-_LATELY = re.compile(
-    r"^我(?P<t>最近|现在|目前|这段时间|这阵子|近期|今年|正)?(?:在|正在)"
-    r"(?P<x>(?:学|练|练习|备考|准备|考|研究|自学|读|上|追|写|健身|减肥|戒|养)[^，。]{1,12}|"
-    r"健身|减肥|备孕|装修|找工作|创业|考研|养病|戒烟|戒酒|戒糖)$"
-)
 
 
 def nearby(text: str, who: Ctx) -> list[RuleCandidate]:
@@ -914,16 +909,6 @@ def nearby(text: str, who: Ctx) -> list[RuleCandidate]:
     conf = 0.88 if (m["n"] or m["m"]) else 0.8
     return [make("fact", who.subject, f"place: {name}", _said(text, who), conf, 0.6,
                  "zh:place-nearby")]  # fmt: skip
-
-
-def lately(text: str, who: Ctx) -> list[RuleCandidate]:
-    """ "我最近在学日语": what the person is doing these days (not "我在北京")."""
-    m = _LATELY.match(text)
-    if m is None or not m["t"] and not re.match(r"学|练|备考|自学", m["x"]):
-        return []
-    what = key(zh_clean(m["x"]))
-    return [make("fact", who.subject, f"activity: {what}", _said(text, who), 0.85, 0.6,
-                 "zh:activity")]  # fmt: skip
 
 
 # Lasting qualities of a place or a thing, after a plain degree word. Not moods or passing
@@ -1301,7 +1286,7 @@ def name_first(text: str) -> str | None:
 def chinese(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     """Candidates for one Chinese clause (hedges already removed), or []."""
     for step in (self_attrs, people, place_people, own_place, had_for, distance, recurring,
-                 called_off, hours, nearby, lately, described, offers):  # fmt: skip
+                 called_off, hours, nearby, described, offers):  # fmt: skip
         if found := step(text, who):
             return found
     if found := (runs(text, who, now) or expires(text, who, now) or own_event(text, who, now)

@@ -567,26 +567,6 @@ def events(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     return []
 
 
-# --------------------------------------------------------------------------------------
-# What the person is doing these days
-# --------------------------------------------------------------------------------------
-
-_LATELY = re.compile(
-    r"^I(?:'m| am|'ve been| have been)\s+(?:currently\s+|now\s+|still\s+)?"
-    r"(?P<v>learning|practi[cs]ing|training\s+for|taking\s+(?:\w+\s+)?(?:lessons|classes|a course)|"
-    r"teaching\s+myself|preparing\s+for|studying\s+for)\s*(?P<x>[^,;]*)$",
-    re.I,
-)
-
-
-def lately(text: str, who: Ctx) -> list[RuleCandidate]:
-    if not (m := _LATELY.match(text)):
-        return []
-    what = en_clean(re.split(r"\s+[-–—]\s+", f"{m['v']} {m['x']}")[0])  # "German now - tough"
-    what = re.sub(r"\s+(?:these days|lately|at the moment|right now|this year|now)$", "", what)
-    return _add(who, f"activity: {key(what)}", text, 0.85, "en:activity")
-
-
 # How far home is from somewhere: "I live a five-minute walk from the subway".
 _DISTANCE = re.compile(
     r"^(?:I\s+live|my\s+(?P<at>house|home|place|apartment|flat|office|school)\s+is)\s+(?:just\s+|only\s+|"
@@ -653,7 +633,7 @@ def english(text: str, who: Ctx, now: datetime) -> list[RuleCandidate]:
     """Candidates for one English clause (hedges already removed), or []."""
     if found := people(text, who, now):  # "my boss turns 50 next month": a date to resolve
         return found
-    for step in (items, own_things, places, distance, lately):
+    for step in (items, own_things, places, distance):
         if found := step(text, who):
             return found
     return events(text, who, now)

@@ -217,8 +217,7 @@ class _En:
 
     def run(self) -> list[RuleCandidate]:
         for step in (self.age, self.move, self.background, self.location, self.relations,
-                     self.work, self.school, self.food, self.habit, self.plan,
-                     self.event):  # fmt: skip
+                     self.work, self.school, self.food, self.habit, self.plan):  # fmt: skip
             step()
             if self.found:
                 break
@@ -811,45 +810,6 @@ class _En:
             confidence = 0.7 if thinking else 0.85
             self.add("fact", f"plan: {key(what)}", content + _date_en(when), confidence, "en:plan")
 
-    # -- what happened (past events with a time) ----------------------------------------
-
-    _PAST = (
-        r"went|got|took|saw|met|made|had|was|did|bought|found|gave|ran|won|lost|left|began|"
-        r"started|tried|visited|finished|joined|spent|came|wrote|read|built|drove|flew|sold|"
-        r"dropped off|signed up|moved|adopted|celebrated|attended|graduated|volunteered|"
-        r"competed|performed|travell?ed|hiked|painted|cooked|baked|played|watched|learned|"
-        r"learnt|received|launched|released|opened|completed|organi[sz]ed|hosted|contacted"
-    )
-
-    def event(self):
-        """ "Last week I dropped off cakes at the shelter": what happened, and when."""
-        t, who = self.text, self.who.en
-        when = ruledates.past(t, self.now)
-        lately = re.search(r"\b(?:lately|recently|these days)\b", t, re.I)
-        if m := re.search(r"\bI(?:'ve| have)\s+been\s+(?P<x>\w+ing\b[^,;]*)$", t, re.I):
-            if lately and (
-                what := _en_clean(re.sub(r"\b(?:lately|recently|these days)\b", "", m["x"]))
-            ):
-                self.add("experience", "", f"{who} has been {what} lately", 0.85, "en:lately", 0.5)
-            return
-        if when is None:
-            return
-        m = re.search(
-            rf"\bI\s+(?:just\s+|finally\s+|also\s+|recently\s+|actually\s+)?"
-            rf"(?P<v>{self._PAST})\b(?P<x>[^;]*)$",
-            t,
-            re.I,
-        )
-        if m and _EN_INSIDE_A_NOUN.search(t[: m.start()]):
-            return  # "the photo I took when …", "this book I read … reminds me": no event
-        if m and (what := _en_clean(f"{m['v']}{m['x']}", [when])):
-            words = re.findall(r"[a-z']+", what[len(m["v"]) :].lower())
-            alone = not words and m["v"].lower() in _EN_INTRANSITIVE  # "I graduated last week"
-            if not alone and not set(words) - _EN_NO_OBJECT:
-                return  # "I received", "I did get this", "I hiked this": nothing said of what
-            content = f"{who} {what.replace(' my ', ' their ')}{_date_en(when)}"
-            self.add("experience", "", content, 0.85, "en:event", 0.5)
-
 
 def _food_key(thing: str) -> str:
     return key(
@@ -927,20 +887,6 @@ _ZH_BEFORE = (
     r"大学的时候|大学时|读书的时候|上学的时候|读研的时候|读研时"
 )
 _DEGREES = "研究生|本科|博士|硕士|大学|高中|初中|专科"
-# A noun right before "I <verb>" makes it a relative clause ("these figurines I bought", "the
-# pic I took"); an event needs an object or a place beyond a bare pronoun ("I did get this").
-_EN_INSIDE_A_NOUN = re.compile(
-    r"\b(?:the|this|these|that|those|a|an|my|our)\s+(?:\w+\s+){0,2}(?!and\b)\w+\s+(?:that\s+)?$",
-    re.I,
-)
-_EN_INTRANSITIVE = frozenset(
-    "graduated volunteered competed performed moved travelled traveled hiked ran won "
-    "left began started".split()
-)
-_EN_NO_OBJECT = frozenset(
-    "this that it them one the a an hard way too again there here get got do so just really "
-    "very some me us".split()
-)
 
 
 def _retold(text: str, who: str) -> str:
@@ -985,7 +931,7 @@ class _Zh:
 
     def run(self) -> list[RuleCandidate]:
         for step in (self.age, self.move, self.background, self.location, self.relations,
-                     self.work, self.food, self.habit, self.plan, self.event):  # fmt: skip
+                     self.work, self.food, self.habit, self.plan):  # fmt: skip
             step()
             if self.found:
                 break
@@ -1520,26 +1466,6 @@ class _Zh:
             return
         content = zh_about(t, self.who) + _date_zh(when)
         self.add("fact", f"plan: {what}", content, 0.85, "zh:plan")
-
-    def event(self):
-        """ "我上周去了一趟杭州": what happened, and when (a time is required)."""
-        t = self.text
-        if not t.startswith("我") and "我" not in t[:6]:
-            return
-        when = ruledates.past(t, self.now)
-        if when is None and not re.search(r"我刚刚?", t):
-            return
-        m = re.search(
-            r"我(?:们)?(?P<t>.{0,6}?)(?:刚刚|刚|也|还|终于)?(?P<v>去了|见了|买了|看了|参加了|完成了|"
-            r"做了|学了|拿到了|开始了|换了|丢了|找到了|认识了|回了|到了|生了|领养了|报名了|考了|"
-            r"通过了|获得了|发布了|搬了|离开了|结束了|吃了|玩了|爬了|跑了|做完了?|动了)(?P<x>.+)$",
-            t,
-        )
-        if when is None and m and m["v"] in ("吃了", "玩了", "看了", "跑了", "爬了"):
-            return  # "我刚才吃了一碗面": a moment, not worth a memory without a date
-        if m and _zh_clean(m["x"]):
-            content = zh_about(t, self.who) + (_date_zh(when) if when else "")
-            self.add("experience", "", content, 0.85, "zh:event", 0.5)
 
 
 def chinese(text: str, who: Ctx, now: datetime, whole: str = "") -> list[RuleCandidate]:

@@ -22,6 +22,7 @@ from ninja.renderers import JSONRenderer
 from ninja.responses import NinjaJSONEncoder
 
 from lifecycle.backup import nightly
+from lifecycle.extraction import model as extraction_model
 from memsite.api.common import READ
 from memsite.api.errors import ApiError, error_for_exception, json_error
 from memsite.core import strictjson
@@ -211,6 +212,10 @@ class Health(Schema):
     fts: str
     vector: str
     embedding_model: str
+    extractor: str = Field(
+        description='"learned": the rules and the learned model extract '
+        'offline; "rules": its weights file is missing or damaged.'
+    )
     queue: Queue
     backup: BackupState
     degraded_reason: str | None = Field(None, description="What is wrong, when status is not ok.")
@@ -260,6 +265,7 @@ def health(request):
     backup = _backup_state()
     if backup["state"] in ("failed", "stale"):
         problems["backup"] = backup["problem"]
+    problems["extractor"] = extraction_model.problem()
     reasons = [f"{part}: {problem}" for part, problem in problems.items() if problem]
     return {
         "backup": backup,
@@ -268,6 +274,7 @@ def health(request):
         "fts": "error" if problems["fts"] else "ok",
         "vector": "degraded" if problems["vector"] else "ok",
         "embedding_model": model,
+        "extractor": "rules" if problems["extractor"] else "learned",
         "queue": {"pending": queue_pending()},
         "degraded_reason": "; ".join(reasons) or None,
     }
