@@ -265,6 +265,7 @@ class PendingReason(models.TextChoices):
     CONFLICT = "conflict", _("would replace an existing fact")
     DELETION = "deletion", _("the agent suggests removing a fact")
     PROMOTION = "promotion", _("could become core memory, which never decays")
+    PERSONAL = "personal_data", _("holds personal data: you decide whether agents may see it")
 
 
 class PendingItem(models.Model):
@@ -656,6 +657,11 @@ class CardRevision(models.Model):
         return generated.card_note(self.note, self.note_params)
 
 
+class GuardRuleAction(models.TextChoices):
+    BLOCK = "block", _("block")
+    REVIEW = "review", _("send to review")
+
+
 class GuardRule(models.Model):
     """A do-not-store rule: a built-in detector (`detector` set) or the person's own words,
     regular expression, fact types and scopes. A candidate memory that matches an enabled
@@ -673,6 +679,10 @@ class GuardRule(models.Model):
     agents = models.JSONField(_("agents"), default=list, blank=True)
     enabled = models.BooleanField(_("on"), default=True)
     redact_turns = models.BooleanField(_("redact in transcripts"), default=False)
+    # What a match does to a candidate memory: never stored, or held for the person.
+    action = models.CharField(
+        _("action"), max_length=10, choices=GuardRuleAction, default=GuardRuleAction.BLOCK
+    )
     created_at = models.DateTimeField(_("created"), default=timezone.now)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
 

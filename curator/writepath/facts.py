@@ -187,6 +187,8 @@ def _record_blocked_edit(fact: Fact, hit: guard.Hit, actor: str) -> None:
             rule=hit.name,
             rule_id=hit.rule_id,
             field=hit.field,
+            kind=hit.kind,
+            length=hit.length,
             excerpt=hit.excerpt,
             agent=hit.agent,
         )
