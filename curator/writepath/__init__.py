@@ -71,9 +71,12 @@ from curator.writepath.facts import (  # noqa: F401
     bulk_facts,
     change_fact,
     delete_fact,
+    delete_for_good,
     edit_fact,
     pin_fact,
+    purge_due,
     purge_fact,
+    purge_when,
     restore_fact,
     revert_to,
 )
