@@ -366,7 +366,7 @@ def test_imported_contact_details_wait_for_review_and_stay_out_of_the_cards(tmp_
     assert ConversationTurn.objects.count() == 2  # the transcript keeps them (not masked)
     pending = list(PendingItem.objects.filter(reason="personal_data"))
     held = " ".join(item.candidate["content"] for item in pending)
-    assert "13812345678" in held
+    assert "13812345678" in held and "li.lei@example.com" in held
     for fact in Fact.objects.all():
         assert "13812345678" not in fact.content and "li.lei@example.com" not in fact.content
     refresh.refresh_cards(timezone.now(), {}, note="live_refresh")

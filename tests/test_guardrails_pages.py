@@ -175,3 +175,14 @@ def test_editing_a_fact_into_a_match_is_refused_on_the_page(client_in):
     assert "医疗" in text(response)
     fact.refresh_from_db()
     assert fact.content == "喜欢喝茶"
+
+
+@pytest.mark.parametrize(
+    ("language", "says"),
+    [("en", "Holds personal data (“Phone numbers”)"), ("zh-hans", "含个人信息（“电话号码”）")],
+)
+def test_the_review_desk_says_why_personal_data_waits(client_in, language, says):
+    wp.propose(wp.Candidate(content="李雷的电话是13812345678"), actor="agent")
+    client_in.cookies["django_language"] = language
+    page = text(client_in.get("/review/", HTTP_ACCEPT_LANGUAGE=language))
+    assert says in page and "13812345678" in page

@@ -61,3 +61,11 @@ def codelabel(code) -> str:
 def colon() -> str:
     """The colon after a label in the reader's language: "Goal: x" but "目标：x"."""
     return generated.colon()
+
+
+@register.filter
+def guardrail_label(name: str) -> str:
+    """A guardrail's stored name (a detector's is English) in the reader's language."""
+    from curator.guard import rules as guard
+
+    return guard.detector_labels().get(name, name) if name else ""
