@@ -376,6 +376,14 @@ def test_an_episode_never_holds_what_a_rule_keeps_out():
     assert "体检" not in episode.summary + episode.goal + " ".join(episode.entities)
 
 
+def test_an_episode_keeps_no_contact_details_the_person_has_not_reviewed():
+    conversations.record_turn("p", 0, "user", "帮我把李雷的电话13812345678存一下")
+    conversations.record_turn("p", 1, "assistant", "好的，已记下 13812345678")
+    episode = sessions.end_session(conversations.session_for("p"))
+    assert "13812345678" not in episode.summary + episode.goal + " ".join(episode.entities)
+    assert ConversationTurn.objects.filter(content__contains="13812345678").count() == 2
+
+
 def test_a_memory_drawn_from_a_masked_span_is_not_kept():
     result = wp.propose(wp.Candidate(content="The user's password is ████"), actor="job")
     assert result.outcome == wp.BLOCKED and result.event.payload["rule"] == guard.MASKED
