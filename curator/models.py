@@ -265,7 +265,7 @@ class PendingReason(models.TextChoices):
     CONFLICT = "conflict", _("would replace an existing fact")
     DELETION = "deletion", _("the agent suggests removing a fact")
     PROMOTION = "promotion", _("could become core memory, which never decays")
-    PERSONAL = "personal_data", _("holds personal data: you decide whether agents may see it")
+    PERSONAL = "personal_data", _("holds personal data")
 
 
 class PendingItem(models.Model):

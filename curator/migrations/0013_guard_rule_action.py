@@ -44,7 +44,7 @@ class Migration(migrations.Migration):
                     ("promotion", "could become core memory, which never decays"),
                     (
                         "personal_data",
-                        "holds personal data: you decide whether agents may see it",
+                        "holds personal data",
                     ),
                 ],
                 max_length=20,
