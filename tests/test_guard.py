@@ -273,16 +273,35 @@ def test_confirming_a_personal_data_item_writes_it():
     assert result.outcome == "written" and "13812345678" in result.fact.content
 
 
-def test_a_blocked_write_keeps_no_unrecognised_secret_beside_the_one_it_matched():
+def test_a_blocked_write_keeps_no_unrecognised_secret_beside_the_one_it_matched(
+    api, commit, caplog
+):
+    """Issue 29: the AWS key id was masked but the secret access key after it stayed in the
+    event and the Blocked log in clear."""
     aws = "My AWS key is AKIAIOSFODNN7EXAMPLE and the secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYzz"
-    result = wp.propose(wp.Candidate(content=aws + " (staging)"), actor="agent")
-    assert result.outcome == "blocked"
-    event = result.event
+    with commit():
+        body = {"content": aws + " (staging)", "operation_id": "aws-1"}
+        response = api.post("/memories", body)
+    assert response.json()["outcome"] == "blocked"
+    event = MemoryEvent.objects.get(event_type=EventType.BLOCK)
     assert event.payload["kind"] == "secret" and event.payload["length"] >= 16
-    stored = every_stored_text()
+    stored = every_stored_text() + caplog.text + response.content.decode()
     assert "AKIAIOSFODNN7EXAMPLE" not in stored
     assert "wJalrXUtnFEMI" not in stored and "bPxRfiCYzz" not in stored
     assert "staging" in GuardHit.objects.get().excerpt  # the words around are kept
+
+
+def test_an_excerpt_masks_long_tokens_no_detector_knows_and_keeps_words():
+    text = "AKIAIOSFODNN7EXAMPLE, and for staging use Zq8rT2vLm9Xy or the internationalisation one"
+    assert not guard.active()[0].spans("use Zq8rT2vLm9Xy or")  # no detector knows it
+    result = wp.propose(wp.Candidate(content=text), actor="agent")
+    excerpt = result.event.payload["excerpt"]
+    assert "Zq8rT2vLm9Xy" not in excerpt and "AKIAIOSFODNN7EXAMPLE" not in excerpt
+    assert "staging" in excerpt and "CA12" not in excerpt
+    # short codes, times, dates and Chinese stay readable
+    kept = "flight CA1234 at 10:30, 杭州 2026-11-27"
+    assert guard.mask_tokens(kept) == kept
+    assert guard.mask_tokens("token k3Yx9QpL2z") == "token ████"
 
 
 def test_a_blocked_slack_webhook_leaves_no_url_behind():
