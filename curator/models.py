@@ -665,8 +665,9 @@ class GuardRuleAction(models.TextChoices):
 class GuardRule(models.Model):
     """A do-not-store rule: a built-in detector (`detector` set) or the person's own words,
     regular expression, fact types and scopes. A candidate memory that matches an enabled
-    rule is never written or queued; with `redact_turns`, the matched spans of incoming
-    turns are masked before the turn is stored (curator/guard/)."""
+    rule is never written or queued (`action` block), or waits for the person on the review
+    desk (`action` review: personal data by default); with `redact_turns`, the matched spans
+    of incoming turns are masked before the turn is stored (curator/guard/)."""
 
     owner = models.ForeignKey(Owner, on_delete=models.CASCADE, related_name="guard_rules")
     name = models.CharField(_("name"), max_length=100)
