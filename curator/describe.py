@@ -200,6 +200,12 @@ def describe(event: MemoryEvent) -> str:
         return _describe_resolve(p)
     if kind == EventType.THRESHOLD:
         return _describe_threshold(p)
+    if kind == EventType.DELETE and p.get("for_good"):
+        when = parse_datetime(p.get("purge_at") or "")
+        return _("Deleted %(text)s; it goes for good at %(when)s unless you undo this") % {
+            "text": text,
+            "when": date_format(timezone.localtime(when), "H:i") if when else "?",
+        }
     simple = {
         EventType.ARCHIVE: _("Archived %(text)s"),
         EventType.DELETE: _("Deleted %(text)s"),

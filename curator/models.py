@@ -266,6 +266,7 @@ class PendingReason(models.TextChoices):
     CONFLICT = "conflict", _("would replace an existing fact")
     DELETION = "deletion", _("the agent suggests removing a fact")
     PROMOTION = "promotion", _("could become core memory, which never decays")
+    PERSONAL = "personal_data", _("holds personal data")
 
 
 class PendingItem(models.Model):
@@ -659,11 +660,17 @@ class CardRevision(models.Model):
         return generated.card_note(self.note, self.note_params)
 
 
+class GuardRuleAction(models.TextChoices):
+    BLOCK = "block", _("block")
+    REVIEW = "review", _("send to review")
+
+
 class GuardRule(models.Model):
     """A do-not-store rule: a built-in detector (`detector` set) or the person's own words,
     regular expression, fact types and scopes. A candidate memory that matches an enabled
-    rule is never written or queued; with `redact_turns`, the matched spans of incoming
-    turns are masked before the turn is stored (curator/guard/)."""
+    rule is never written or queued (`action` block), or waits for the person on the review
+    desk (`action` review: personal data by default); with `redact_turns`, the matched spans
+    of incoming turns are masked before the turn is stored (curator/guard/)."""
 
     owner = models.ForeignKey(Owner, on_delete=models.CASCADE, related_name="guard_rules")
     name = models.CharField(_("name"), max_length=100)
@@ -676,6 +683,10 @@ class GuardRule(models.Model):
     agents = models.JSONField(_("agents"), default=list, blank=True)
     enabled = models.BooleanField(_("on"), default=True)
     redact_turns = models.BooleanField(_("redact in transcripts"), default=False)
+    # What a match does to a candidate memory: never stored, or held for the person.
+    action = models.CharField(
+        _("action"), max_length=10, choices=GuardRuleAction, default=GuardRuleAction.BLOCK
+    )
     created_at = models.DateTimeField(_("created"), default=timezone.now)
     updated_at = models.DateTimeField(_("updated"), auto_now=True)
 

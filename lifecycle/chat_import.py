@@ -2,7 +2,7 @@
 
 `prepare` reads the whole file (lifecycle.chat_formats refuses a bad one before anything is
 stored) and records a ChatImport with its preview: conversations, turns, dates, languages, a
-sample, and what the guardrails would mask or block. `run` stores it conversation by
+sample, and what the guardrails would mask, block or send to review. `run` stores it conversation by
 conversation, each in one transaction through `record_turn`, exactly as live turns arrive, so
 the guardrails mask them first and indexing and extraction are queued by the same signals;
 each conversation with new turns then gets its episode from the session-end job (historic:
@@ -85,12 +85,15 @@ def turn_index(turn, position: int) -> int:
     return turn.index if turn.index is not None else position
 
 
-def _guardrails(conversations: list[Conversation]) -> tuple[list[dict], list[dict]]:
-    """Per rule: how many turns it would mask, and how many would have memories blocked."""
+def _guardrails(conversations: list[Conversation]) -> tuple[list[dict], list[dict], list[dict]]:
+    """Per rule: how many turns it would mask, how many would have memories blocked, and how
+    many would have memories sent to review (personal data, by default)."""
     matchers = guard.active()
     masking = guard.transcript_rules(matchers, None)
-    blocking = [m for m in guard.text_rules(matchers) if m not in masking and not m.agents]
-    masked, blocked = Counter(), Counter()
+    texts = [m for m in guard.text_rules(matchers) if m not in masking and not m.agents]
+    blocking = [m for m in texts if not m.review]
+    reviewing = [m for m in texts if m.review]
+    masked, blocked, review = Counter(), Counter(), Counter()
     for conversation in conversations:
         for turn in conversation.turns:
             redaction = guard.redact_turn(
@@ -99,10 +102,12 @@ def _guardrails(conversations: list[Conversation]) -> tuple[list[dict], list[dic
             masked.update({hit.name for hit in redaction.hits})
             if turn.role == Role.USER:
                 blocked.update({m.name for m in blocking if m.spans(redaction.content)})
+                review.update({m.name for m in reviewing if m.spans(redaction.content)})
     order = [m.name for m in matchers]
     return (
         [{"rule": n, "turns": masked[n]} for n in order if masked[n]],
         [{"rule": n, "turns": blocked[n]} for n in order if blocked[n]],
+        [{"rule": n, "turns": review[n]} for n in order if review[n]],
     )
 
 
@@ -134,7 +139,7 @@ def _sample(conversations: list[Conversation]) -> list[dict]:
 def preview(conversations: list[Conversation]) -> dict:
     turns = [t for c in conversations for t in c.turns]
     times = [t.timestamp for t in turns]
-    masked, blocked = _guardrails(conversations)
+    masked, blocked, review = _guardrails(conversations)
     already = _stored_counts(conversations)
     return {
         "conversations": len(conversations),
@@ -147,6 +152,7 @@ def preview(conversations: list[Conversation]) -> dict:
         "sample": _sample(conversations),
         "masked": masked,
         "blocked": blocked,
+        "review": review,
         "already": already,
         "new": len(turns) - already,
     }

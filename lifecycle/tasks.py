@@ -10,6 +10,7 @@ from django.db import DatabaseError
 from huey.contrib.djhuey import HUEY, db_periodic_task, db_task
 
 from curator import history_log
+from curator import writepath as wp
 from lifecycle import (
     chat_import,
     consolidate,
@@ -105,8 +106,21 @@ def nightly_consolidation() -> None:
     consolidate.run(Trigger.SCHEDULE)
 
 
+@db_task()
+def purge_facts_due() -> None:
+    """Facts deleted for good whose undo window is over (queued for then; hourly upkeep
+    catches one a stopped consumer missed)."""
+    wp.purge_due()
+
+
+def purge_after_window(seconds: int) -> None:
+    if delayed_runs_happen():
+        purge_facts_due.schedule(delay=seconds + 1)
+
+
 @db_periodic_task(schedule.check_for("hourly_upkeep"))
 def hourly_upkeep() -> None:
+    wp.purge_due()
     metrics.snapshot()
     if consolidate.catch_up_due():
         consolidate.run(Trigger.CATCH_UP)

@@ -258,6 +258,9 @@ ATTACHMENT_RETENTION_DAYS = env_int("MEMSITE_ATTACHMENT_RETENTION_DAYS", 0)  # 0
 # Contradictions (issue 22): after writes, one scan per this many seconds (coalesced); the LLM,
 # when configured, judges at most this many pairs the rules leave undecided per scan.
 CONTRADICTIONS_DELAY = max(1, env_int("MEMSITE_CONTRADICTIONS_DELAY", 60))
+# "Delete for good" from a fact's page: the fact is deleted at once (undoable) and removed for
+# good, text in the log included, this many minutes later unless the person undoes it.
+PURGE_DELAY_MINUTES = max(1, env_int("MEMSITE_PURGE_DELAY_MINUTES", 10))
 CONTRADICTIONS_LLM_PAIRS = env_int("MEMSITE_CONTRADICTIONS_LLM_PAIRS", 20)
 
 # Retrieval (issue 4): search defaults chosen by measurement (docs/retrieval.md), the

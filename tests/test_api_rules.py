@@ -9,15 +9,17 @@ from tests.api_helpers import assert_error
 pytestmark = pytest.mark.django_db
 
 
-def test_the_list_starts_with_the_detectors_secrets_on_personal_data_off(api):
+def test_the_list_starts_with_the_detectors_secrets_blocking_personal_data_to_review(api):
     items = api.get("/rules").json()["items"]
     detectors = {i["detector"]: i for i in items if i["detector"]}
     assert set(detectors) == {
-        "api_key", "password", "email", "phone", "resident_id", "bank_card", "iban"
+        "api_key", "password", "email", "phone", "resident_id", "bank_card", "iban", "address"
     }  # fmt: skip
     assert detectors["api_key"]["enabled"] and detectors["api_key"]["redact_turns"]
     assert detectors["password"]["category"] == "secret"
-    assert not detectors["email"]["enabled"] and detectors["email"]["category"] == "personal"
+    assert detectors["api_key"]["action"] == "block"
+    assert detectors["email"]["enabled"] and detectors["email"]["category"] == "personal"
+    assert detectors["email"]["action"] == "review" and not detectors["email"]["redact_turns"]
 
 
 def test_it_creates_a_rule_and_memories_it_matches_are_blocked(api):
@@ -34,8 +36,10 @@ def test_patch_changes_a_rule_and_switches_a_detector(api):
     changed = api.patch(f"/rules/{rule['id']}", {"words": ["前男友"], "redact_turns": True})
     assert changed.status_code == 200 and changed.json()["words"] == ["前男友"]
     email = GuardRule.objects.get(detector="email")
-    assert api.patch(f"/rules/{email.pk}", {"enabled": True}).json()["enabled"] is True
+    assert api.post("/memories", {"content": "mail han@example.com"}).json()["outcome"] == "pending"
+    assert api.patch(f"/rules/{email.pk}", {"action": "block"}).json()["action"] == "block"
     assert api.post("/memories", {"content": "mail li@example.com"}).json()["outcome"] == "blocked"
+    assert_error(api.patch(f"/rules/{email.pk}", {"action": "hide"}), 422)
 
 
 def test_a_detectors_pattern_cannot_be_changed_nor_deleted(api):

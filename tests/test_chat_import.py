@@ -329,3 +329,46 @@ def test_progress_is_printed_with_the_flag():
 def test_dry_run_stores_nothing():
     assert "Preview only" in run_command(CHATGPT, "chatgpt", "--dry-run")
     assert not Session.objects.exists()
+
+
+# -- personal data goes to review ----------------------------------------------------------------
+
+
+def _contact_file(tmp_path):
+    lines = [
+        ("记住李雷的电话是13812345678", "2024-01-01T00:00:00Z"),
+        ("My email address is li.lei@example.com", "2024-01-01T00:01:00Z"),
+    ]
+    path = tmp_path / "contacts.jsonl"
+    rows = [
+        {"session_id": "c", "role": "user", "content": text, "timestamp": when}
+        for text, when in lines
+    ]
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n")
+    return path
+
+
+def test_the_preview_says_what_would_go_to_review(tmp_path):
+    job = chat_import.prepare(_contact_file(tmp_path), "jsonl")
+    review = {row["rule"]: row["turns"] for row in job.preview["review"]}
+    assert review == {"Phone numbers": 1, "E-mail addresses": 1}
+    assert job.preview["blocked"] == [] and job.preview["masked"] == []
+
+
+def test_imported_contact_details_wait_for_review_and_stay_out_of_the_cards(tmp_path):
+    from django.utils import timezone
+
+    from curator import cards
+    from curator.models import PendingItem
+    from lifecycle import refresh
+
+    run_command(_contact_file(tmp_path), "jsonl")
+    assert ConversationTurn.objects.count() == 2  # the transcript keeps them (not masked)
+    pending = list(PendingItem.objects.filter(reason="personal_data"))
+    held = " ".join(item.candidate["content"] for item in pending)
+    assert "13812345678" in held and "li.lei@example.com" in held
+    for fact in Fact.objects.all():
+        assert "13812345678" not in fact.content and "li.lei@example.com" not in fact.content
+    refresh.refresh_cards(timezone.now(), {}, note="live_refresh")
+    user_card = cards.read("user")
+    assert "13812345678" not in user_card and "li.lei@example.com" not in user_card

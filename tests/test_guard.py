@@ -236,19 +236,80 @@ def test_onboarding_with_an_answer_a_rule_blocks_writes_nothing(settings, tmp_pa
     assert not Fact.objects.exists() and not Owner.default().identity_confirmed
 
 
-def test_a_switched_off_detector_lets_it_through_and_personal_data_starts_off():
+def test_personal_data_goes_to_review_by_default_and_a_switched_off_detector_lets_it_through():
     email = GuardRule.objects.get(detector="email") if guard.all_rules() else None
-    assert email is not None and email.enabled is False
-    assert (
-        wp.propose(wp.Candidate(content="mail li@example.com"), actor="agent").outcome == "written"
-    )
-    guard.update_rule(email, {"enabled": True})
+    assert email is not None and email.enabled and email.action == "review"
+    result = wp.propose(wp.Candidate(content="mail li@example.com"), actor="agent")
+    assert result.outcome == "pending" and result.pending.reason == "personal_data"
+    assert result.pending.candidate["guardrail"]["kind"] == "personal"
+    assert not Fact.objects.filter(content__contains="li@example.com").exists()
+    guard.update_rule(email, {"action": "block"})
     assert (
         wp.propose(wp.Candidate(content="mail lei@example.com"), actor="agent").outcome == "blocked"
+    )
+    guard.update_rule(email, {"enabled": False})
+    assert (
+        wp.propose(wp.Candidate(content="mail han@example.com"), actor="agent").outcome == "written"
     )
     key = GuardRule.objects.get(detector="api_key")
     guard.update_rule(key, {"enabled": False})
     assert wp.propose(wp.Candidate(content=f"key {KEY}"), actor="agent").outcome == "written"
+
+
+def test_the_person_writing_their_own_phone_number_is_not_sent_to_review():
+    result = wp.propose(wp.Candidate(content="我的手机号是13812345678"), actor="person")
+    assert result.outcome == "written"
+
+
+def test_a_secret_beside_personal_data_is_blocked_not_reviewed():
+    result = wp.propose(wp.Candidate(content=f"mail li@example.com with key {KEY}"), actor="agent")
+    assert result.outcome == "blocked"
+    assert not PendingItem.objects.exists()
+
+
+def test_confirming_a_personal_data_item_writes_it():
+    item = wp.propose(wp.Candidate(content="李雷的电话是13812345678"), actor="agent").pending
+    assert item is not None and item.reason == "personal_data"
+    result = wp.confirm_pending(item.pk)
+    assert result.outcome == "written" and "13812345678" in result.fact.content
+
+
+def test_a_blocked_write_keeps_no_unrecognised_secret_beside_the_one_it_matched(
+    api, commit, caplog
+):
+    """Issue 29: the AWS key id was masked but the secret access key after it stayed in the
+    event and the Blocked log in clear."""
+    aws = "My AWS key is AKIAIOSFODNN7EXAMPLE and the secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYzz"
+    with commit():
+        body = {"content": aws + " (staging)", "operation_id": "aws-1"}
+        response = api.post("/memories", body)
+    assert response.json()["outcome"] == "blocked"
+    event = MemoryEvent.objects.get(event_type=EventType.BLOCK)
+    assert event.payload["kind"] == "secret" and event.payload["length"] >= 16
+    stored = every_stored_text() + caplog.text + response.content.decode()
+    assert "AKIAIOSFODNN7EXAMPLE" not in stored
+    assert "wJalrXUtnFEMI" not in stored and "bPxRfiCYzz" not in stored
+    assert "staging" in GuardHit.objects.get().excerpt  # the words around are kept
+
+
+def test_an_excerpt_masks_long_tokens_no_detector_knows_and_keeps_words():
+    text = "AKIAIOSFODNN7EXAMPLE, and for staging use Zq8rT2vLm9Xy or the internationalisation one"
+    assert not guard.active()[0].spans("use Zq8rT2vLm9Xy or")  # no detector knows it
+    result = wp.propose(wp.Candidate(content=text), actor="agent")
+    excerpt = result.event.payload["excerpt"]
+    assert "Zq8rT2vLm9Xy" not in excerpt and "AKIAIOSFODNN7EXAMPLE" not in excerpt
+    assert "staging" in excerpt and "CA12" not in excerpt
+    # short codes, times, dates and Chinese stay readable
+    kept = "flight CA1234 at 10:30, 杭州 2026-11-27"
+    assert guard.mask_tokens(kept) == kept
+    assert guard.mask_tokens("token k3Yx9QpL2z") == "token ████"
+
+
+def test_a_blocked_slack_webhook_leaves_no_url_behind():
+    hook = "https://hooks.slack.com/services/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"
+    result = wp.propose(wp.Candidate(content=f"post deploy alerts to {hook}"), actor="agent")
+    assert result.outcome == "blocked"
+    assert "q8Wc0zLk3Vd9RrT2yPa7sNbX" not in every_stored_text()
 
 
 def test_an_edit_that_adds_a_secret_is_refused_and_logged():
@@ -333,6 +394,14 @@ def test_an_episode_never_holds_what_a_rule_keeps_out():
     conversations.record_turn("s", 1, "assistant", "好的，体检报告整理好了")
     episode = sessions.end_session(conversations.session_for("s"))
     assert "体检" not in episode.summary + episode.goal + " ".join(episode.entities)
+
+
+def test_an_episode_keeps_no_contact_details_the_person_has_not_reviewed():
+    conversations.record_turn("p", 0, "user", "帮我把李雷的电话13812345678存一下")
+    conversations.record_turn("p", 1, "assistant", "好的，已记下 13812345678")
+    episode = sessions.end_session(conversations.session_for("p"))
+    assert "13812345678" not in episode.summary + episode.goal + " ".join(episode.entities)
+    assert ConversationTurn.objects.filter(content__contains="13812345678").count() == 2
 
 
 def test_a_memory_drawn_from_a_masked_span_is_not_kept():

@@ -23,14 +23,14 @@ def test_settings_lead_to_the_guardrails(client_in):
     assert 'href="/settings/guardrails/"' in page
 
 
-def test_the_list_shows_secrets_on_and_personal_data_off(client_in):
+def test_the_list_shows_secrets_blocking_and_personal_data_sent_to_review(client_in):
     page = text(client_in.get("/settings/guardrails/"))
     assert "API keys and access tokens" in page and "Chinese resident ID numbers" in page
     guard.all_rules()
     email = GuardRule.objects.get(detector="email")
     row = page[page.index(f'id="rule-{email.pk}"') :]
     row = row[: row.index("</tr>")]
-    assert ">off<" in row and "Switch on" in row
+    assert ">on<" in row and "to review" in row and "Block instead" in row
 
 
 def test_the_page_reads_in_chinese(client_in):
@@ -40,16 +40,29 @@ def test_the_page_reads_in_chinese(client_in):
     assert "防护规则" in page and "API 密钥和访问令牌" in page
 
 
-def test_a_switch_turns_a_detector_on(client_in):
+def test_a_switch_makes_a_detector_block_instead_of_review(client_in):
     guard.all_rules()
     email = GuardRule.objects.get(detector="email")
+    assert wp.propose(wp.Candidate(content="han@example.com"), actor="agent").outcome == "pending"
     response = client_in.post(
-        f"/settings/guardrails/{email.pk}/switch/", {"field": "enabled", "value": "on"}
+        f"/settings/guardrails/{email.pk}/switch/", {"field": "action", "value": "block"}
     )
     assert response.status_code == 302
     email.refresh_from_db()
-    assert email.enabled
+    assert email.action == "block"
     assert wp.propose(wp.Candidate(content="li@example.com"), actor="agent").outcome == "blocked"
+
+
+def test_the_edit_form_sets_a_rule_to_review(client_in):
+    response = client_in.post(
+        "/settings/guardrails/new/",
+        {"name": "health", "words": "health, 健康", "on_match": "review", "enabled": "on",
+         "action": "save"},
+    )  # fmt: skip
+    assert response.status_code == 302
+    assert GuardRule.objects.get(name="health").action == "review"
+    result = wp.propose(wp.Candidate(content="最近健康不好"), actor="agent")
+    assert result.outcome == "pending" and result.pending.reason == "personal_data"
 
 
 def test_trying_a_rule_shows_the_masked_sample_and_saves_nothing(client_in):
@@ -162,3 +175,14 @@ def test_editing_a_fact_into_a_match_is_refused_on_the_page(client_in):
     assert "医疗" in text(response)
     fact.refresh_from_db()
     assert fact.content == "喜欢喝茶"
+
+
+@pytest.mark.parametrize(
+    ("language", "says"),
+    [("en", "Holds personal data (“Phone numbers”)"), ("zh-hans", "含个人信息（“电话号码”）")],
+)
+def test_the_review_desk_says_why_personal_data_waits(client_in, language, says):
+    wp.propose(wp.Candidate(content="李雷的电话是13812345678"), actor="agent")
+    client_in.cookies["django_language"] = language
+    page = text(client_in.get("/review/", HTTP_ACCEPT_LANGUAGE=language))
+    assert says in page and "13812345678" in page

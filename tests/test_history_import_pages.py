@@ -122,3 +122,26 @@ def test_the_page_reads_in_chinese(client_in):
     job = ChatImport.objects.get()
     page = text(client_in.get(f"/settings/import-history/{job.pk}/"))
     assert "导入历史" in page and "中文 1 · 英文 1" in page
+
+
+CONTACTS = (
+    '{"session_id": "c", "role": "user", "content": "记住李雷的电话是13812345678",'
+    ' "timestamp": "2024-01-01T00:00:00Z"}\n'
+    '{"session_id": "c", "role": "user", "content": "mail me at li.lei@example.com",'
+    ' "timestamp": "2024-01-01T00:01:00Z"}\n'
+).encode()
+
+
+@pytest.mark.parametrize(
+    ("language", "phone", "says"),
+    [
+        ("en", "“Phone numbers” will send memories drawn from 1 turn", "until you confirm"),
+        ("zh-hans", "“电话号码”", "送去审核"),
+    ],
+)
+def test_the_preview_says_what_would_go_to_review(client_in, language, phone, says):
+    client_in.cookies["django_language"] = language
+    response = upload(client_in, CONTACTS, fmt="jsonl", name="contacts.jsonl")
+    page = text(client_in.get(response["Location"], HTTP_ACCEPT_LANGUAGE=language))
+    assert phone in page and says in page
+    assert "No guardrail matches anything" not in page

@@ -108,3 +108,33 @@ def test_the_blocked_log_keeps_its_agents_when_it_gains_a_foreign_key():
     call_command("migrate", "curator", verbosity=0)
     agents = list(GuardHit.objects.order_by("pk").values_list("agent_id", flat=True))
     assert agents == [token.pk, None, None]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_untouched_personal_data_detectors_are_switched_to_review_on_upgrade():
+    from curator.models import GuardRule, Owner
+
+    owner = Owner.default()
+    call_command("migrate", "curator", "0012", verbosity=0)
+    rows = [  # detector, enabled, seconds between created and updated (a change by the person)
+        ("email", 0, 0),
+        ("phone", 0, 0),
+        ("resident_id", 1, 60),  # switched on by the person: keeps blocking
+        ("bank_card", 0, 600),  # switched off again by the person: stays off
+        ("api_key", 1, 0),
+    ]
+    with connection.cursor() as cur:
+        for detector, enabled, later in rows:
+            cur.execute(
+                "INSERT INTO curator_guardrule (owner_id, name, detector, words, pattern, "
+                "fact_types, scopes, agents, enabled, redact_turns, created_at, updated_at) "
+                "VALUES (%s, %s, %s, '[]', '', '[]', '[]', '[]', %s, 0, "
+                "'2026-11-01 10:00:00', datetime('2026-11-01 10:00:00', %s))",
+                [owner.pk, detector, detector, enabled, f"+{later} seconds"],
+            )
+    call_command("migrate", "curator", verbosity=0)
+    state = {r.detector: (r.enabled, r.action) for r in GuardRule.objects.all()}
+    assert state["email"] == (True, "review") and state["phone"] == (True, "review")
+    assert state["resident_id"] == (True, "block")
+    assert state["bank_card"] == (False, "block")
+    assert state["api_key"] == (True, "block")

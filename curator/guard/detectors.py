@@ -6,8 +6,9 @@ keep the sentence with only the value masked. Patterns favour precision where a 
 a shape makes it cheap (Luhn for cards, ISO 7064 for resident ids, mod 97 for IBANs, known
 prefixes for API keys); tests/data/guard_labelled.jsonl measures them (bench/guard.py).
 
-Secrets (keys, passwords) are on by default; personal data (e-mail, phone, resident id,
-bank card, IBAN) is off until the person switches it on.
+Secrets (keys, passwords) are on by default and block; personal data (e-mail, phone, resident
+id, bank card, IBAN, postal address) is on too but sends a memory holding it to review: the
+person decides whether every agent may see it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,11 @@ class Detector:
 
     @property
     def default_on(self) -> bool:
-        return self.category == SECRET
+        return True
+
+    @property
+    def default_action(self) -> str:
+        return "block" if self.category == SECRET else "review"
 
     @property
     def default_redact(self) -> bool:
@@ -62,7 +67,52 @@ _KEY_FORMATS = [
     r"mc_[A-Za-z0-9_\-]{40,}",  # this app's own API tokens
     r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWTs
     r"\d{8,10}:AA[A-Za-z0-9_\-]{33}",  # Telegram bot tokens
+    # VCS, package registries and CI
+    r"gl(?:rt|dt|ptt|soat|ft|imt|agent|cbt)-[A-Za-z0-9_\-]{20,}",  # GitLab runner, deploy ...
+    r"GR1348941[A-Za-z0-9_\-]{20,}",  # GitLab runner registration
+    r"pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{40,}",  # PyPI upload tokens
+    r"dckr_pat_[A-Za-z0-9_\-]{20,}",  # Docker Hub
+    r"rubygems_[0-9a-f]{48}",
+    r"oy2[a-z0-9]{43}",  # NuGet
+    r"ATATT3[A-Za-z0-9_\-=]{50,}",  # Atlassian
+    r"(?:ghr|ghs)_[A-Za-z0-9]{30,}",
+    # clouds and hosted services
+    r"AKLT[A-Za-z0-9_\-]{30,}",  # Volcengine
+    r"do[opr]_v1_[a-f0-9]{64}",  # DigitalOcean
+    r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,64}",  # SendGrid
+    r"whsec_[A-Za-z0-9+/=]{24,}",  # Stripe webhook signing secrets
+    r"xapp-\d-[A-Za-z0-9\-]{20,}",  # Slack app tokens
+    r"lin_api_[A-Za-z0-9]{32,}",  # Linear
+    r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",  # Shopify
+    r"(?:ntn|secret)_[A-Za-z0-9]{40,50}",  # Notion
+    r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}",  # Postman
+    r"dapi[a-f0-9]{32}",  # Databricks
+    r"gsk_[A-Za-z0-9]{40,}",  # Groq
+    r"r8_[A-Za-z0-9]{30,}",  # Replicate
+    r"hv[sb]\.[A-Za-z0-9_\-]{24,}",  # HashiCorp Vault
+    r"glc_[A-Za-z0-9+/=]{30,}",  # Grafana
+    r"sntr[ysu]_[A-Za-z0-9+/=_\-]{30,}",  # Sentry
+    r"AGE-SECRET-KEY-1[0-9A-Z]{50,}",
+    r"key-[0-9a-f]{32}",  # Mailgun
 ]
+# Webhook URLs carry their secret in the path or query: whoever has one can post as the app.
+_WEBHOOK_FORMATS = [
+    r"https?://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{16,}",
+    r"https?://(?:[\w\-]+\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_\-]{20,}",
+    r"https?://[\w.\-]*(?:office\.com|office365\.com|logic\.azure\.com)[\w.:/\-]*/"
+    r"(?:webhook|IncomingWebhook|workflows)/[\w@/\-]{20,}[^\s\"'<>]*",
+    r"https?://open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/v2/hook/[A-Za-z0-9\-]{20,}",
+    r"https?://oapi\.dingtalk\.com/robot/send\?access_token=[A-Za-z0-9]{20,}",
+    r"https?://qyapi\.weixin\.qq\.com/cgi-bin/webhook/send\?key=[A-Za-z0-9\-]{20,}",
+    r"https?://[0-9a-f]{32}@[\w.\-]*sentry\.io/\d+",  # Sentry DSNs
+]
+_WEBHOOK = re.compile("|".join(_WEBHOOK_FORMATS))
+# A generated value in a URL's query or a connection string's field: "?access_token=…",
+# "AccountKey=…;", "sig=…" (Azure SAS).
+_QUERY_SECRET = re.compile(
+    r"(?i)(?:[?&;]|^|\s)(?:access_token|api_key|apikey|token|key|secret|sig|password|pwd"
+    r"|AccountKey|SharedAccessKey|client_secret|_authToken)=(?P<v>[A-Za-z0-9_\-./+%]{16,}={0,2})"
+)
 _KEY = re.compile(r"(?<![A-Za-z0-9_\-])(?:" + "|".join(_KEY_FORMATS) + r")(?![A-Za-z0-9_\-])")
 _PRIVATE_KEY = re.compile(
     r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z]+ )*PRIVATE KEY-----|$)"
@@ -74,23 +124,36 @@ _NAMED_SECRET = re.compile(
     r"(?i)(?:api[ _\-]?key|apikey|access[ _\-]?key(?:[ _\-]?id)?"
     r"|secret(?:[ _\-]?(?:access[ _\-]?)?key)?"
     r"|client[ _\-]?secret|access[ _\-]?token|auth[ _\-]?token|refresh[ _\-]?token|token"
+    r"|private[ _\-]?key(?:[ _\-]?id)?|signing[ _\-]?secret|webhook[ _\-]?secret"
     r"|key|密钥|秘钥|令牌|访问令牌|口令牌)"
     r"(?:\s+(?:for|of|to)\s+[\w.\-]{1,30})?"
     r"\s*(?:is|was|=|:|：|是|为|為)?\s*[\"'“「`]?(?P<v>[A-Za-z0-9_\-./+=]{16,200})"
 )
 # user:password@host in a connection string or URL
-_URL_PASSWORD = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s:/@]+:(?P<v>[^\s@/]{3,})@[\w.\-]+")
+_URL_PASSWORD = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s:/@]*:(?P<v>[^\s@/]{3,})@[\w.\-]+")
 
 
 def _looks_generated(value: str) -> bool:
+    """Letters and digits mixed, or a long run of both cases (base64 with few digits, like an
+    AWS secret access key): never a word or a file name people type."""
     letters = sum(c.isalpha() for c in value)
     digits = sum(c.isdigit() for c in value)
-    return letters >= 4 and digits >= 2 and len(set(value)) >= 8
+    if len(set(value)) < 8:
+        return False
+    if letters >= 4 and digits >= 2:
+        return True
+    upper = sum(c.isupper() for c in value)
+    lower = sum(c.islower() for c in value)
+    shifts = sum(a.islower() and b.isupper() for a, b in zip(value, value[1:], strict=False))
+    return len(value) >= 24 and upper >= 4 and lower >= 4 and shifts >= 3
 
 
 def find_api_keys(text: str) -> list[Span]:
     spans = _spans(_KEY, text) + _spans(_PRIVATE_KEY, text)
-    spans += _spans(_BEARER, text, "v") + _spans(_URL_PASSWORD, text, "v")
+    spans += _spans(_BEARER, text, "v") + _spans(_URL_PASSWORD, text, "v") + _spans(_WEBHOOK, text)
+    for match in _QUERY_SECRET.finditer(text):
+        if _looks_generated(match.group("v")) or len(match.group("v")) >= 32:
+            spans.append(match.span("v"))
     for match in _NAMED_SECRET.finditer(text):
         value = match.group("v").rstrip(".")
         if _looks_generated(value):
@@ -123,7 +186,7 @@ _PASSWORD_EN = re.compile(
     r"\s*(?:is|was|:|=|：|->)\s*(?:set\s+to\s+|now\s+)?" + _VALUE
 )
 _PASSWORD_EN_SET = re.compile(
-    r"(?i)\b(?:set|changed?|reset|updated?)\s+(?:my|the|our)\s+"
+    r"(?i)\b(?:set|changed?|reset|updated?)\s+(?:my|the|our)\s+(?:[\w\-]+\s+){0,2}"
     + _PASSWORD_WORD
     + r"\s+to\s+"
     + _VALUE
@@ -132,6 +195,11 @@ _PASSWORD_ZH = re.compile(
     r"(?:密码|密碼|口令|PIN\s?码|pin\s?码)"
     r"(?:是|为|為|：|:|=|\s|设成了?|设为|改成了?|改为|换成了?|设置为|设置成|设的是|用的是)+"
     r"\s*[\"'“‘「`]?(?P<v>[A-Za-z0-9!@#$%^&*()_+\-=.?~<>\[\]{}|]{3,64})"
+)
+# "password hunter2hunter2", "pwd Xq9!vb72": no verb between, so the value must look like one
+# (letters with digits or symbols), never "password manager".
+_PASSWORD_BARE = re.compile(
+    r"(?i)\b(?:password|passwd|pwd)\s+[`']?(?P<v>[^\s\"'”’`,，。;；]{6,64})"
 )
 # the end of a sentence is not part of the value
 _TRAILING = ".!?)]}>"
@@ -150,6 +218,13 @@ def find_passwords(text: str) -> list[Span]:
                 continue
             start = match.start(group)
             spans.append((start, start + len(value)))
+    for match in _PASSWORD_BARE.finditer(text):
+        value = match.group("v").rstrip(_TRAILING + ":：")
+        has_letter = any(c.isalpha() for c in value)
+        has_digit = any(c.isdigit() for c in value)
+        has_symbol = any(not c.isalnum() for c in value)
+        if has_letter and (has_digit or has_symbol) and len(value) >= 6:
+            spans.append((match.start("v"), match.start("v") + len(value)))
     return spans
 
 
@@ -185,6 +260,30 @@ def find_phones(text: str) -> list[Span]:
         if 8 <= digits <= 15:
             spans.append(match.span())
     return spans
+
+
+# Postal addresses down to the building: a Chinese road, street or lane with its number
+# ("文三路478号", "张江路 88 号"), or an English house number before a street name and its
+# kind ("221B Baker Street", "350 Fifth Ave"). A city or district alone is no address.
+# (No repeated "province / city / district" prefix: nested runs of CJK characters backtrack
+# exponentially on a long run without a road; the span starts at most ten characters before it.)
+_ZH_ADDRESS = re.compile(
+    r"[\u4e00-\u9fff]{1,10}"
+    r"(?:路|街|大道|大街|巷|弄|胡同|里)(?:[一二三四五六七八九十\d]{1,3}段)?\s*\d{1,5}\s*(?:-\s*\d{1,5}\s*)?号"
+    r"(?:\s*[\u4e00-\u9fffA-Za-z0-9\-]{0,16}?\d{1,5}\s*(?:幢|栋|号楼|楼|单元|室|层))*"
+)
+_EN_STREET_KIND = (
+    r"Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl"
+    r"|Terrace|Square|Sq|Parkway|Pkwy|Highway|Hwy|Close|Crescent"
+)
+_EN_ADDRESS = re.compile(
+    r"\b\d{1,5}[A-Za-z]?\s+(?:[A-Z][A-Za-z\-']*\.?\s+){1,3}(?:" + _EN_STREET_KIND + r")\b\.?"
+    r"(?:\s+(?:NW|NE|SW|SE|N|S|E|W)\b)?(?:,?\s+(?:Apt|Suite|Unit|Flat)\.?\s*#?\w+)?"
+)
+
+
+def find_addresses(text: str) -> list[Span]:
+    return _spans(_ZH_ADDRESS, text) + _spans(_EN_ADDRESS, text)
 
 
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
@@ -299,6 +398,7 @@ DETECTORS: dict[str, Detector] = {
         Detector("resident_id", PERSONAL, find_resident_ids),
         Detector("bank_card", PERSONAL, find_bank_cards),
         Detector("iban", PERSONAL, find_ibans),
+        Detector("address", PERSONAL, find_addresses),
     )
 }
 

@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from curator.guard.detectors import DETECTORS, PERSONAL, SECRET, Span, merge
-from curator.models import ConversationTurn, FactType, GuardRule, Owner, Scope
+from curator.models import ConversationTurn, FactType, GuardRule, GuardRuleAction, Owner, Scope
 from curator.normalize import content_key
 from memsite.models import ApiToken
 
@@ -31,6 +31,11 @@ MASK_CHARS = "█ "
 # would only remember that something was hidden, so it is blocked under this name.
 MASKED = "masked text"
 EXCERPT_CHARS = 60  # of context on each side of the match
+# A run of Latin letters, digits and symbols (no spaces, no CJK): in an excerpt it is masked
+# when long, or when it mixes letters and digits, so a second secret next to the one a rule
+# matched (an AWS secret key after its key id) is never kept in clear.
+_TOKEN = re.compile(r"[^\s\u2580-\u259f\u3000-\u303f\u3400-\u9fff\uff00-\uffef]+")
+LONG_TOKEN, MIXED_TOKEN = 16, 8
 MAX_WORDS, MAX_WORD, MAX_PATTERN = 50, 100, 500
 
 DETECTOR_NAMES = {
@@ -41,6 +46,7 @@ DETECTOR_NAMES = {
     "resident_id": gettext_lazy("Chinese resident ID numbers"),
     "bank_card": gettext_lazy("Bank card numbers"),
     "iban": gettext_lazy("IBANs"),
+    "address": gettext_lazy("Postal addresses"),
 }
 DETECTOR_HELP = {
     "api_key": gettext_lazy(
@@ -57,6 +63,9 @@ DETECTOR_HELP = {
     "resident_id": gettext_lazy("18-character numbers whose birth date and check digit are valid."),
     "bank_card": gettext_lazy("13 to 19 digits of a known card network passing the Luhn check."),
     "iban": gettext_lazy("Checked against the country's length and the mod-97 check digits."),
+    "address": gettext_lazy(
+        "A road or street with its house number: “文三路478号”, “221B Baker Street”."
+    ),
 }
 
 
@@ -106,6 +115,12 @@ class Matcher:
     scopes: frozenset[str] = frozenset()
     agents: frozenset[int] = frozenset()
     redact: bool = False
+    review: bool = False  # a match sends the memory to review instead of blocking it
+
+    @property
+    def kind(self) -> str:
+        """What a match is, for the event: a detector's category, else "rule"."""
+        return DETECTORS[self.detector].category if self.detector in DETECTORS else "rule"
 
     @property
     def has_text(self) -> bool:
@@ -138,11 +153,13 @@ def matcher(rule: GuardRule) -> Matcher:
         scopes=frozenset(rule.scopes or ()),
         agents=frozenset(int(a) for a in rule.agents or ()),
         redact=rule.redact_turns,
+        review=rule.action == GuardRuleAction.REVIEW,
     )
 
 
 def ensure_builtin(owner: Owner, existing: set[str] | None = None) -> None:
-    """Create the detector rules not there yet: secrets on and redacting, personal data off."""
+    """Create the detector rules not there yet: secrets blocking and redacting, personal data
+    sending to review."""
     if existing is None:
         existing = set(
             GuardRule.objects.filter(owner=owner)
@@ -160,6 +177,7 @@ def ensure_builtin(owner: Owner, existing: set[str] | None = None) -> None:
                     detector=key,
                     enabled=detector.default_on,
                     redact_turns=detector.default_redact,
+                    action=detector.default_action,
                 )
         except IntegrityError:  # another process created it meanwhile
             continue
@@ -226,12 +244,29 @@ def mask_all(text: str, matchers: list[Matcher]) -> str:
     return mask(text, spans) if spans else text
 
 
+def _secret_like(token: str) -> bool:
+    if len(token) >= LONG_TOKEN:
+        return True
+    return (
+        len(token) >= MIXED_TOKEN
+        and any(c.isalpha() for c in token)
+        and any(c.isdigit() for c in token)
+    )
+
+
+def mask_tokens(text: str) -> str:
+    """Every long or letters-and-digits token masked (what an excerpt may keep)."""
+    spans = [m.span() for m in _TOKEN.finditer(text) if _secret_like(m.group())]
+    return mask(text, spans) if spans else text
+
+
 def excerpt(text: str, span: Span, matchers: list[Matcher]) -> str:
-    """The match with some context, every matching span masked: safe to keep and show."""
+    """The match with some context, every matching span and every token that could be a
+    secret no rule knows masked: safe to keep and show."""
     start, end = max(0, span[0] - EXCERPT_CHARS), min(len(text), span[1] + EXCERPT_CHARS)
     spans = [span] + [s for m in matchers for s in m.spans(text)]
     window = [(max(a, start), min(b, end)) for a, b in merge(spans) if b > start and a < end]
-    piece = mask(text[start:end], [(a - start, b - start) for a, b in window])
+    piece = mask_tokens(mask(text[start:end], [(a - start, b - start) for a, b in window]))
     return ("…" if start else "") + piece + ("…" if end < len(text) else "")
 
 
@@ -247,6 +282,9 @@ class Hit:
     field: str  # which part of the candidate matched ("" for a type or scope rule)
     excerpt: str
     agent: int | None = None
+    kind: str = ""  # secret, personal or rule
+    length: int = 0  # characters matched (what an event may say of the value itself)
+    review: bool = False  # the rule sends to review rather than blocks
 
 
 def agent_of_turn(turn_id: int | None) -> int | None:
@@ -264,18 +302,23 @@ def check_candidate(
     owner: Owner | None = None,
     matchers: list[Matcher] | None = None,
     masked_ok: bool = False,
+    review: bool = False,
 ) -> Hit | None:
     """The first rule the candidate matches, or None. `fields` is its text by name
     (content, subject, predicate, tags): a secret in any of them is a secret stored.
     `masked_ok`: a mask in the text is the person's to keep (their edit, their confirmation
-    of a redacted review item), not a memory drawn from a masked turn."""
+    of a redacted review item), not a memory drawn from a masked turn.
+    `review`: rules that send to review count too (a new candidate from anyone but the
+    person); a blocking rule always wins over them."""
     matchers = active(owner) if matchers is None else matchers
     for name, text in fields.items():
         if MASK in text and not masked_ok:
             at = text.index(MASK)
             span = (at, at + len(MASK))
-            return Hit(None, MASKED, name, excerpt(text, span, matchers), agent)
-    for rule in matchers:
+            return Hit(None, MASKED, name, excerpt(text, span, matchers), agent, "masked")
+    blocking = [m for m in matchers if not m.review]
+    reviewing = [m for m in matchers if m.review] if review else []
+    for rule in blocking + reviewing:
         if not rule.applies_to(agent):
             continue
         if rule.fact_types and type not in rule.fact_types:
@@ -283,10 +326,19 @@ def check_candidate(
         if rule.scopes and scope not in rule.scopes:
             continue
         if not rule.has_text:
-            return Hit(rule.rule_id, rule.name, "", "", agent)
+            return Hit(rule.rule_id, rule.name, "", "", agent, rule.kind, review=rule.review)
         for name, text in fields.items():
             if spans := rule.spans(text):
-                return Hit(rule.rule_id, rule.name, name, excerpt(text, spans[0], matchers), agent)
+                return Hit(
+                    rule.rule_id,
+                    rule.name,
+                    name,
+                    excerpt(text, spans[0], matchers),
+                    agent,
+                    rule.kind,
+                    spans[0][1] - spans[0][0],
+                    rule.review,
+                )
     return None
 
 
@@ -400,9 +452,19 @@ def _one_per_rule(hits: list[Hit]) -> list[Hit]:
 # Managing rules (the API and the Guardrails page share these)
 # --------------------------------------------------------------------------------------
 
-EDITABLE = ("name", "words", "pattern", "fact_types", "scopes", "agents", "enabled", "redact_turns")
-# A detector's meaning is fixed: only whether and where it applies can change.
-DETECTOR_EDITABLE = ("enabled", "redact_turns", "agents", "fact_types", "scopes")
+EDITABLE = (
+    "name",
+    "words",
+    "pattern",
+    "fact_types",
+    "scopes",
+    "agents",
+    "enabled",
+    "redact_turns",
+    "action",
+)
+# A detector's meaning is fixed: only whether, where and how it applies can change.
+DETECTOR_EDITABLE = ("enabled", "redact_turns", "agents", "fact_types", "scopes", "action")
 
 
 def clean_words(value: Any) -> list[str]:
@@ -463,6 +525,15 @@ def _clean_choices(value: Any, allowed, name: str) -> list[str]:
     return items
 
 
+def clean_action(value: Any) -> str:
+    if value not in GuardRuleAction.values:
+        raise RuleError(
+            _("The action is “block” or “review”."),
+            field="action",
+        )
+    return value
+
+
 def clean_agents(value: Any, known: set[int]) -> list[int]:
     try:
         ids = list(dict.fromkeys(int(v) for v in value or []))
@@ -500,6 +571,7 @@ def clean_rule(
         "agents": lambda v: clean_agents(v, agents),
         "enabled": bool,
         "redact_turns": bool,
+        "action": clean_action,
     }
     cleaned = {name: cleaners[name](value) for name, value in values.items()}
     merged = {name: cleaned.get(name, getattr(rule, name)) for name in EDITABLE}

@@ -7,13 +7,15 @@ way: one transaction holding the change and its MemoryEvent (actor, before / aft
 
 Routing of a proposed candidate (seed 000 sections 6-8, seed 003 4.1, seed 004):
   replayed operation_id -> the first outcome, nothing written
-  matches a do-not-store rule (curator/guard) -> blocked: an event naming the rule with a
-      masked excerpt, nothing else kept (any source, any actor)
+  matches a do-not-store rule (curator/guard) -> blocked: an event naming the rule, its kind
+      and the match's length with a masked excerpt, nothing else kept (any source, any actor)
   suggested deletion    -> a pending item, never a deletion
   rejected before       -> dropped (the person is never asked twice)
   below CONFIDENCE_PENDING -> dropped, with an event saying why
   same content as an active fact (same subject + predicate) -> boost (hit_count, confidence)
   already waiting in the queue -> the waiting item, no second one
+  matches a rule that sends to review (personal data, by default), proposed by anyone but
+      the person -> pending (personal_data), whatever its confidence
   below CONFIDENCE_WRITE -> pending (low confidence, or "would replace fact N")
   new value for a subject + predicate -> supersede (the old fact keeps its place in the chain);
       a fact the person verified is only replaced by the person, so others go to review
@@ -71,9 +73,12 @@ from curator.writepath.facts import (  # noqa: F401
     bulk_facts,
     change_fact,
     delete_fact,
+    delete_for_good,
     edit_fact,
     pin_fact,
+    purge_due,
     purge_fact,
+    purge_when,
     restore_fact,
     revert_to,
 )

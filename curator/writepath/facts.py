@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 
 from curator import signals
@@ -187,6 +188,8 @@ def _record_blocked_edit(fact: Fact, hit: guard.Hit, actor: str) -> None:
             rule=hit.name,
             rule_id=hit.rule_id,
             field=hit.field,
+            kind=hit.kind,
+            length=hit.length,
             excerpt=hit.excerpt,
             agent=hit.agent,
         )
@@ -376,6 +379,62 @@ def purge_fact(fact_id: int, *, actor: str = "person") -> MemoryEvent:
             actor=actor,
             payload={"fact_id": fact_id, "purged": True},
         )
+
+
+def delete_for_good(fact_id: int, *, after: timedelta, actor: str = "person") -> MemoryEvent:
+    """Delete now, purge later: a `delete` event that says when the fact goes for good
+    (`purge_at`). Until then it is an ordinary delete, undone from its banner or the activity
+    log, and an undone one is never purged (`purge_due`). A fact that is not active any more
+    (archived, an older version) keeps its status; the event records that unchanged status,
+    so undoing it is still what cancels the purge."""
+    check_actor(actor)
+    purge_at = (timezone.now() + after).isoformat()
+    with transaction.atomic():
+        fact = Fact.objects.select_related("owner").get(pk=fact_id)
+        if fact.status in ARCHIVABLE:
+            return _save_fields(
+                fact,
+                {"status": FactStatus.ARCHIVED},
+                EventType.DELETE,
+                actor,
+                purge_at=purge_at,
+                for_good=True,
+            )
+        work = Work(fact.owner, actor)
+        same = {"status": fact.status}
+        work.changes.append({"kind": "fact", "id": fact.pk, "before": same, "after": same})
+        work.fact_ids.add(fact.pk)
+        return work.event(EventType.DELETE, fact=fact, purge_at=purge_at, for_good=True)
+
+
+def purge_when(fact: Fact) -> MemoryEvent | None:
+    """The pending "delete for good" of this fact (not undone), or None."""
+    return (
+        MemoryEvent.objects.filter(fact=fact, event_type=EventType.DELETE, payload__for_good=True)
+        .filter(reverted_by__isnull=True)
+        .order_by("-pk")
+        .first()
+    )
+
+
+def purge_due(now=None) -> list[int]:
+    """Purge every fact whose "delete for good" time has come and was not undone nor
+    restored since; returns their ids (the job that runs it, and a late consumer, alike)."""
+    now = now or timezone.now()
+    done = []
+    scheduled = MemoryEvent.objects.filter(
+        event_type=EventType.DELETE, payload__for_good=True, fact__isnull=False
+    ).filter(reverted_by__isnull=True)
+    for event in scheduled.select_related("fact"):
+        when = parse_datetime(event.payload.get("purge_at") or "")
+        if when is None or when > now or event.fact.status == FactStatus.ACTIVE:
+            continue
+        if purge_when(event.fact) != event:
+            continue  # deleted for good twice: the newest event decides
+        fact_id = event.fact_id
+        purge_fact(fact_id, actor="job")
+        done.append(fact_id)
+    return done
 
 
 def _scrub(value: Any, fact_id: int) -> Any:

@@ -138,8 +138,10 @@ def _route(clean: Clean, work: Work, operation_id: str | None, agent: int | None
     limits = thresholds.for_source(clean.origin)
     if clean.delete_fact is not None:
         return _suggest_deletion(clean, work, operation_id, limits)
-    masked_ok = work.actor == Actor.PERSON
-    if (hit := guard_check(clean, owner, agent, masked_ok=masked_ok)) is not None:
+    by_person = work.actor == Actor.PERSON
+    # the person's own words are theirs to keep: only blocking rules hold for them
+    hit = guard_check(clean, owner, agent, masked_ok=by_person, review=not by_person)
+    if hit is not None and not hit.review:
         return _block(clean, work, operation_id, hit)
     if work.actor != Actor.PERSON and (rejected := rejected_before(clean, owner)):
         return _drop(clean, work, operation_id, "rejected_before", rejected=rejected)
@@ -150,6 +152,8 @@ def _route(clean: Clean, work: Work, operation_id: str | None, agent: int | None
     if work.actor != Actor.PERSON and (waiting := _waiting(clean, owner)) is not None:
         return _repeat_pending(waiting, clean, work, operation_id)
     holder = current_holder(owner, clean.subject, clean.predicate, exclude_key=clean.key)
+    if hit is not None:  # personal data (or a rule the person set to review): they decide
+        return _queue(clean, work, operation_id, PendingReason.PERSONAL, holder, limits.write, hit)
     if clean.confidence < limits.write:
         reason = PendingReason.CONFLICT if holder else PendingReason.LOW_CONFIDENCE
         return _queue(clean, work, operation_id, reason, holder, limits.write)
@@ -224,7 +228,7 @@ def _drop(clean, work, operation_id, reason: str, threshold=None, **extra) -> Re
 
 
 def guard_check(
-    clean: Clean, owner: Owner, agent: int | None, *, masked_ok: bool = False
+    clean: Clean, owner: Owner, agent: int | None, *, masked_ok: bool = False, review: bool = False
 ) -> guard.Hit | None:
     """The do-not-store rule this candidate matches. Extracted memories count as the agent's
     whose turn they came from, so a rule limited to an agent holds for them too."""
@@ -237,7 +241,13 @@ def guard_check(
         "tags": " ".join(clean.tags),
     }
     return guard.check_candidate(
-        fields, type=clean.type, scope=clean.scope, agent=agent, owner=owner, masked_ok=masked_ok
+        fields,
+        type=clean.type,
+        scope=clean.scope,
+        agent=agent,
+        owner=owner,
+        masked_ok=masked_ok,
+        review=review,
     )
 
 
@@ -263,6 +273,8 @@ def record_guard_block(clean: Clean, work: Work, operation_id, hit: guard.Hit, *
         rule=hit.name,
         rule_id=hit.rule_id,
         field=hit.field,
+        kind=hit.kind,
+        length=hit.length,
         excerpt=hit.excerpt,
         agent=hit.agent,
         candidate=guard_summary(clean),
@@ -338,10 +350,14 @@ def proposer(clean: Clean, work: Work) -> int | None:
     return clean.source_turn.agent_id if clean.source_turn is not None else None
 
 
-def _queue(clean, work, operation_id, reason: str, holder: Fact | None, threshold) -> Result:
+def _queue(
+    clean, work, operation_id, reason: str, holder: Fact | None, threshold, hit=None
+) -> Result:
     candidate = _candidate_json(clean)
-    if holder is not None and reason == PendingReason.CONFLICT:
+    if holder is not None and reason in (PendingReason.CONFLICT, PendingReason.PERSONAL):
         candidate["replaces"] = {"id": holder.pk, "content": holder.content}
+    if hit is not None:  # which rule asked for review (the card names it)
+        candidate["guardrail"] = {"rule": hit.name, "rule_id": hit.rule_id, "kind": hit.kind}
     item = PendingItem.objects.create(
         owner=work.owner,
         agent_id=proposer(clean, work),

@@ -41,6 +41,9 @@ class RuleOut(Schema):
     agents: list[int] = Field(description="API token ids it is limited to; empty: every source.")
     enabled: bool
     redact_turns: bool
+    action: Literal["block", "review"] = Field(
+        description="block: a matching memory is never stored; review: it waits for the person."
+    )
     created_at: datetime
     updated_at: datetime
 
@@ -59,6 +62,7 @@ def rule_dict(rule: GuardRule) -> dict:
         "agents": rule.agents or [],
         "enabled": rule.enabled,
         "redact_turns": rule.redact_turns,
+        "action": rule.action,
         "created_at": rule.created_at,
         "updated_at": rule.updated_at,
     }
@@ -77,6 +81,9 @@ class RuleIn(BodyIn):
     agents: list[int] = Field(default_factory=list, max_length=100)
     enabled: StrictBool = True
     redact_turns: StrictBool = Field(False, description="Also mask its matches in incoming turns.")
+    action: Literal["block", "review"] = Field(
+        "block", description="block: never stored; review: sent to the review desk instead."
+    )
 
 
 class RulePatch(BodyIn):
@@ -88,6 +95,7 @@ class RulePatch(BodyIn):
     agents: list[int] | None = Field(None, max_length=100)
     enabled: StrictBool | None = None
     redact_turns: StrictBool | None = None
+    action: Literal["block", "review"] | None = None
 
 
 def rule_error(exc: guard.RuleError) -> ApiError:

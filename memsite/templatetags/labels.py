@@ -100,3 +100,11 @@ def lasts(fact) -> str:
         day = timezone.localtime(lasting.expires_at).strftime("%Y-%m-%d")
         return _("until %(day)s") % {"day": day}
     return _("permanent") if lasting.kind == "permanent" else _("fades when unused")
+
+
+@register.filter
+def guardrail_label(name: str) -> str:
+    """A guardrail's stored name (a detector's is English) in the reader's language."""
+    from curator.guard import rules as guard
+
+    return guard.detector_labels().get(name, name) if name else ""

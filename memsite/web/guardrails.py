@@ -79,6 +79,17 @@ class RuleForm(forms.Form):
         ),
     )
     enabled = forms.BooleanField(label=gettext_lazy("On"), required=False, initial=True)
+    # not "action": the form's buttons are named so (try it / save)
+    on_match = forms.ChoiceField(
+        label=gettext_lazy("A memory it matches"),
+        choices=[
+            ("block", gettext_lazy("is blocked: never stored")),
+            ("review", gettext_lazy("goes to review: you decide")),
+        ],
+        initial="block",
+        required=False,  # left out: the rule keeps what it does
+        widget=forms.RadioSelect,
+    )
     sample = forms.CharField(
         label=gettext_lazy("Sample text to try it on"),
         required=False,
@@ -87,7 +98,15 @@ class RuleForm(forms.Form):
         help_text=gettext_lazy("Not saved. “Try it” shows what the rule would mask."),
     )
 
-    DETECTOR_FIELDS = ("fact_types", "scopes", "agents", "redact_turns", "enabled", "sample")
+    DETECTOR_FIELDS = (
+        "fact_types",
+        "scopes",
+        "agents",
+        "redact_turns",
+        "enabled",
+        "on_match",
+        "sample",
+    )
 
     def __init__(self, *args, rule: GuardRule | None = None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -113,6 +132,7 @@ class RuleForm(forms.Form):
             "agents": [str(a) for a in rule.agents or []],
             "redact_turns": rule.redact_turns,
             "enabled": rule.enabled,
+            "on_match": rule.action,
         }
         return cls(data, rule=rule, initial=initial)
 
@@ -121,6 +141,8 @@ class RuleForm(forms.Form):
         data = {k: v for k, v in self.cleaned_data.items() if k in self.fields and k != "sample"}
         if "agents" in data:
             data["agents"] = [int(a) for a in data["agents"]]
+        if on_match := data.pop("on_match", ""):
+            data["action"] = on_match
         return data
 
 
@@ -195,14 +217,15 @@ def _forgettable(batch: str) -> GuardRule | None:
 
 @require_POST
 def switch(request: HttpRequest, pk: int) -> HttpResponse:
-    """The quick switches of the list: on/off and "mask in turns"."""
+    """The quick switches of the list: on/off, "mask in turns" and block/review."""
     rule = get_object_or_404(GuardRule, pk=pk, owner=Owner.default())
     name = request.POST.get("field")
-    if name not in ("enabled", "redact_turns"):
+    if name not in ("enabled", "redact_turns", "action"):
         messages.error(request, _("Unknown switch."))
         return redirect("guardrails")
+    value = request.POST.get("value")
     try:
-        guard.update_rule(rule, {name: request.POST.get("value") == "on"})
+        guard.update_rule(rule, {name: value if name == "action" else value == "on"})
     except guard.RuleError as exc:
         messages.error(request, str(exc))
     else:

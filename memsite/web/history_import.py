@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, pgettext_lazy
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from curator.guard import rules as guard
 from curator.models import Role
 from lifecycle import chat_formats, chat_import, schedule, tasks
 from lifecycle.chat_formats import ImportRefused
@@ -69,6 +70,11 @@ def _context(job: ChatImport) -> dict:
             turn["when"] = parse_datetime(turn["timestamp"])
             turn["role_label"] = Role(turn["role"]).label if turn["role"] in Role.values else ""
     langs = [(LANGUAGES.get(k, _("other")), n) for k, n in preview.get("languages", {}).items()]
+    labels = guard.detector_labels()  # a detector's stored name, in the reader's language
+    for key in ("masked", "blocked", "review"):
+        preview[key] = [
+            {**row, "rule": labels.get(row["rule"], row["rule"])} for row in preview.get(key, [])
+        ]
     return {
         "job": job,
         "p": preview,

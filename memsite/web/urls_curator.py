@@ -2,6 +2,7 @@ from django.urls import path
 
 from memsite.web import (
     activity,
+    add_memory,
     archive,
     attachments,
     calibration,
@@ -12,6 +13,7 @@ from memsite.web import (
     guide,
     history_import,
     review,
+    search_page,
     sessions,
 )
 from memsite.web import cards as views_cards
@@ -22,6 +24,7 @@ from memsite.web import settings_page as views_settings
 urlpatterns = [
     path("", views.home, name="home"),
     path("start/", views.landing, name="landing"),
+    path("search/", search_page.search, name="search"),
     # Episodes and attachments (issue 8)
     path("episodes/", episodes.episodes, name="episodes"),
     path("episodes/<int:pk>/", episodes.detail, name="episode"),
@@ -56,6 +59,13 @@ urlpatterns = [
     path("facts/<int:pk>/", facts.detail, name="fact"),
     path("facts/<int:pk>/row/", facts.row, name="fact_row"),
     path("facts/<int:pk>/edit/", facts.edit, name="fact_edit"),
+    # the person's own memories (issue 29): add one, delete one for good
+    path("facts/new/", add_memory.new, name="memory_new"),
+    path(
+        "facts/<int:pk>/delete-for-good/",
+        add_memory.delete_for_good,
+        name="fact_delete_for_good",
+    ),
     path(
         "facts/<int:pk>/<str:name>/",
         facts.action,

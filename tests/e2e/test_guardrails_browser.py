@@ -51,10 +51,10 @@ def test_the_guardrails_work_without_javascript(browser, live_server, person):
     page = context.new_page()
     log_in(page, live_server, "/settings/guardrails/")
     row = page.locator("tr[data-detector=email]")
-    expect(row).to_contain_text("off")
-    row.get_by_role("button", name="Switch on").first.click()
-    expect(page.locator("tr[data-detector=email]")).to_contain_text("Switch off")
-    assert GuardRule.objects.get(detector="email").enabled
+    expect(row).to_contain_text("to review")  # personal data: on, sent to review
+    row.get_by_role("button", name="Block instead").click()
+    expect(page.locator("tr[data-detector=email]")).to_contain_text("Review instead")
+    assert GuardRule.objects.get(detector="email").action == "block"
 
     page.goto(f"{live_server.url}/settings/guardrails/new/")
     page.fill("#id_name", "ex")
