@@ -51,8 +51,10 @@ DETECTOR_NAMES = {
 DETECTOR_HELP = {
     "api_key": gettext_lazy(
         "OpenAI, Anthropic, AWS, GitHub, GitLab, Slack, Google, Stripe, Hugging Face, Alibaba "
-        "and Tencent Cloud keys, JWTs, private keys, bearer tokens, passwords in connection "
-        "strings, and long generated values after “api_key =”, “token:”, “密钥是”."
+        "and Tencent Cloud keys, package-registry tokens (npm, PyPI, Docker Hub …), webhook "
+        "URLs (Slack, Discord, Teams, Feishu, DingTalk, WeCom), JWTs, private keys, bearer "
+        "tokens, passwords in connection strings, and long generated values after "
+        "“api_key =”, “token:”, “密钥是”."
     ),
     "password": gettext_lazy("“my password is …”, “password: …”, “密码是 …”, “口令：…”."),
     "email": gettext_lazy("name@example.com"),
