@@ -53,11 +53,10 @@ from retrieval_kit import DiskCachedEmbedder, percentile, setup_django, table  #
 CHITCHAT = BENCH / "data" / "chitchat.json"
 BEHAVIOURS = ("trigger-only", "always", "default")
 SWEEP = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65)
-KIND_SWEEP = (
-    [("turn", g) for g in (0.45, 0.5, 0.55, 0.6, 0.65, 0.7)]
-    + [("episode", g) for g in (0.55, 0.6, 0.65, 0.7)]
-    + [("fact", g) for g in (0.45, 0.55, 0.6)]
-)
+# --real --sweep: gates per kind (the others keep the settings'), chosen on the tune sets only
+KIND_SWEEP = [{"turn": t, "episode": e} for t in (0.6, 0.65, 0.68) for e in (0.5, 0.6, 0.7)] + [
+    {"turn": 0.65, "episode": 0.7, "fact": 0.55}
+]
 
 
 # --------------------------------------------------------------------------------------
@@ -212,11 +211,12 @@ def run_real(args, embedder) -> dict:
             part = [q for q in questions if q["group"] == group]
             out["results"][f"{behaviour} ({group})"] = measure(part, chat, behaviour)
     if args.sweep:  # one kind's gate at a time (the others keep theirs)
-        for kind, gate in KIND_SWEEP:
+        for gates in KIND_SWEEP:
             for group in groups or [None]:
                 part = [q for q in questions if group is None or q["group"] == group]
-                label = f"{kind} gate {gate:.2f}" + (f" ({group})" if group else "")
-                out["results"][label] = measure(part, chat, "default", {kind: gate})
+                label = " ".join(f"{k} {v:.2f}" for k, v in gates.items())
+                label += f" ({group})" if group else ""
+                out["results"][label] = measure(part, chat, "default", gates)
     return out
 
 
