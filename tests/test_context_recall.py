@@ -113,4 +113,3 @@ def test_the_gate_of_raw_turns_is_their_own(owner, settings):
     items = next(s for s in open_.sections if s.name == "evidence").items
     assert ("turn", said.id) in {(i["kind"], i["id"]) for i in items}
     assert all(i["gate"] == 0.0 for i in items if i["kind"] == "turn")
-
