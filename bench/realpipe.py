@@ -200,7 +200,7 @@ def _gold(turns: set[int], made: dict) -> set[tuple[str, int]]:
 
 def record_madial(agent: Agent, lang: str) -> tuple[list[dict], dict]:
     """Each memory told on its date in a session of its own; questions split by dialogue id
-    parity into `tune` (even) and `held-out` (odd)."""
+    parity into `tune` (even) and `held-out` (odd) (an English dialogue's id: its line)."""
     base = DATA / "madial_bench"
     zh_memory = [json.loads(x) for x in (base / "MADial-Bench-zh-memory.json").open() if x.strip()]
     user_of = {k: v["user-id"] for d in zh_memory for k, v in d.items()}
@@ -215,8 +215,8 @@ def record_madial(agent: Agent, lang: str) -> tuple[list[dict], dict]:
         by_user[m.get("user-id", user_of.get(mid))].append((mid, m))
     questions, yields, dialogues = [], defaultdict(int), []
     for line in (base / f"MADial-Bench-{lang}-dialogue.json").open():
-        if line.strip():
-            dialogues.append(json.loads(line))
+        if line.strip():  # the English lines have no "id": their position is it
+            dialogues.append({"id": len(dialogues), **json.loads(line)})
     for uid, items in sorted(by_user.items(), key=lambda kv: str(kv[0])):
         turn_of, latest, started = {}, None, time.monotonic()
         for n, (mid, m) in enumerate(sorted(items, key=lambda x: x[1]["time"]), 1):

@@ -290,15 +290,15 @@ CONTEXT_EVIDENCE_TOKENS = env_int("MEMSITE_CONTEXT_EVIDENCE_TOKENS", 900)
 CONTEXT_RESERVE_TOKENS = env_int("MEMSITE_CONTEXT_RESERVE_TOKENS", 500)
 # Recall on every /context (issues 19, 30): facts, episodes, raw turns and attachments whose
 # fused score on absolute values reaches their kind's gate join the evidence even without a
-# trigger word (measured on the real pipeline: bench/context.py --real).
+# trigger word. Turns and episodes were chosen on the real pipeline's tune sets (bench/context.py
+# --real --sweep: LoCoMo conv-49/50, MADial's even dialogues); attachments (in no benchmark set)
+# keep the facts' gate.
 CONTEXT_RECALL_GATE = env_float("MEMSITE_CONTEXT_RECALL_GATE", 0.5)
-CONTEXT_RECALL_GATE_TURN = env_float("MEMSITE_CONTEXT_RECALL_GATE_TURN", 0.5)
-CONTEXT_RECALL_GATE_ATTACHMENT = env_float("MEMSITE_CONTEXT_RECALL_GATE_ATTACHMENT", 0.5)
 CONTEXT_RECALL_GATES = {
     "fact": CONTEXT_RECALL_GATE,
-    "episode": CONTEXT_RECALL_GATE,
-    "turn": CONTEXT_RECALL_GATE_TURN,
-    "attachment": CONTEXT_RECALL_GATE_ATTACHMENT,
+    "episode": env_float("MEMSITE_CONTEXT_RECALL_GATE_EPISODE", 0.7),
+    "turn": env_float("MEMSITE_CONTEXT_RECALL_GATE_TURN", 0.65),
+    "attachment": env_float("MEMSITE_CONTEXT_RECALL_GATE_ATTACHMENT", CONTEXT_RECALL_GATE),
 }
 RECALL_LOG_DAYS = env_int("MEMSITE_RECALL_LOG_DAYS", 90)
 # Access counters and the recall log are written by a thread after the answer (search.py).

@@ -249,11 +249,15 @@ def recent_turns(
     return blocks
 
 
-def _evidence_line(item, cap: int) -> tuple[str, bool]:
+def _evidence_line(item, cap: int, said=None) -> tuple[str, bool]:
+    """One evidence line; `said`: the turn a fact was extracted from, when the search found it
+    too: its words follow the fact's (what extraction kept is often less than was said)."""
     when = timezone.localtime(item.time).strftime("%Y-%m-%d") if item.time else ""
     body = " ".join(item.content.split())
     if item.kind == "attachment" and item.title:
         body = f"{item.title}: {body}"
+    if said is not None:
+        body += " — " + " ".join(said.content.split())
     text, cut = tb.truncate(body, cap)
     return f"- [{item.kind}{', ' + when if when else ''}] {text}", cut
 
@@ -275,7 +279,7 @@ def evidence(
 ) -> list[tb.Block]:
     """The best search results not already in the recent turns and not under their gate, at
     most 5, best first. A turn that a kept fact was made from is not repeated: the fact
-    carries it as its provenance (`source_turn`)."""
+    carries it as its provenance (`source_turn`), and its words when the search found it."""
     cap = max(1, evidence_budget // EVIDENCE_MIN)  # so at least three items always fit
     wanted = [
         item
@@ -284,11 +288,13 @@ def evidence(
     ]
     provenance = source_turns(wanted)
     said = {("turn", turn) for turn in provenance.values()}
+    found_turns = {item.id: item for item in result.items if item.kind == "turn"}
     blocks = []
     for item in wanted:
         if (item.kind, item.id) in said:
             continue
-        line, cut = _evidence_line(item, cap)
+        source = provenance.get(item.id) if item.kind == "fact" else None
+        line, cut = _evidence_line(item, cap, found_turns.get(source))
         meta = {
             "kind": item.kind,
             "id": item.id,

@@ -91,7 +91,7 @@ def owner(db):
     return Owner.default()
 
 
-def test_a_turn_and_the_fact_made_from_it_count_once_as_the_fact(owner):
+def test_a_turn_and_the_fact_made_from_it_count_once_as_the_fact_with_the_words_said(owner):
     said = turn(session(owner), "I'm allergic to peanuts, so no satay for me.")
     made = fact(owner, "The user is allergic to peanuts", source_turn=said)
     result = assemble("peanut allergy", owner=owner, evidence_mode="always", record=False)
@@ -100,6 +100,8 @@ def test_a_turn_and_the_fact_made_from_it_count_once_as_the_fact(owner):
         ("fact", made.id)
     ]
     assert items[0]["source_turn"] == said.id
+    line = next(x for x in result.text.splitlines() if "allergic to peanuts" in x)
+    assert "no satay for me" in line  # what was said follows what extraction kept
 
 
 def test_the_gate_of_raw_turns_is_their_own(owner, settings):
