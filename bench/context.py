@@ -239,11 +239,17 @@ def print_real(name: str, out: dict) -> list:
     print(table(headers, rows))
     cited = y["cited_gave"] / y["cited"] if y.get("cited") else 0.0
     uncited = y["uncited_gave"] / y["uncited"] if y.get("uncited") else 0.0
-    print(
-        f"\nextraction yield: {y.get('cited_gave', 0)}/{y.get('cited', 0)} = {cited:.3f} of "
-        f"observation-cited user turns gave a memory; {y.get('uncited_gave', 0)}/"
-        f"{y.get('uncited', 0)} = {uncited:.3f} of uncited ones; {y.get('facts', 0)} facts\n"
-    )
+    if name.startswith("locomo"):
+        print(
+            f"\nextraction yield: {y.get('cited_gave', 0)}/{y.get('cited', 0)} = {cited:.3f} of "
+            f"observation-cited user turns gave a memory; {y.get('uncited_gave', 0)}/"
+            f"{y.get('uncited', 0)} = {uncited:.3f} of uncited ones; {y.get('facts', 0)} facts\n"
+        )
+    else:  # MADial: every memory told is worth remembering
+        print(
+            f"\nextraction yield: {y.get('cited_gave', 0)}/{y.get('cited', 0)} = {cited:.3f} of "
+            f"the memories told gave a memory; {y.get('facts', 0)} facts\n"
+        )
     always, default = results["always"], results["default"]
     return [
         name, always["hit"], default["hit"],
