@@ -10,6 +10,10 @@ from django.dispatch import Signal
 
 # A searchable item (kind, object_id) was created, changed or removed.
 item_changed = Signal()
+# The same, sent at once inside the write's own transaction: for what must hold the moment the
+# write commits (its keyword-index row: a memory is found by its words as soon as it exists),
+# never for slow work (vectors, extraction: those follow item_changed through the queue).
+item_written = Signal()
 # A conversation turn was stored (turn_id): what the person said may hold memories.
 turn_recorded = Signal()
 # Facts were written, edited, superseded, archived, undone ... (fact_ids, one send per
@@ -18,7 +22,9 @@ facts_changed = Signal()
 
 
 def changed(kind: str, object_id: int) -> None:
-    """Announce a change once the surrounding transaction commits (never a rolled-back one)."""
+    """Announce a change: now to what must commit with it (item_written), and once the
+    surrounding transaction commits to the rest (never for a rolled-back one)."""
+    item_written.send(sender=kind, kind=kind, object_id=object_id)
     transaction.on_commit(lambda: item_changed.send(sender=kind, kind=kind, object_id=object_id))
 
 

@@ -305,9 +305,18 @@ CONTEXT_CARDS_TOKENS = env_int("MEMSITE_CONTEXT_CARDS_TOKENS", CARDS_TOKEN_BUDGE
 CONTEXT_TURNS_TOKENS = env_int("MEMSITE_CONTEXT_TURNS_TOKENS", 2000)
 CONTEXT_EVIDENCE_TOKENS = env_int("MEMSITE_CONTEXT_EVIDENCE_TOKENS", 900)
 CONTEXT_RESERVE_TOKENS = env_int("MEMSITE_CONTEXT_RESERVE_TOKENS", 500)
-# Recall on every /context (issue 19): facts and episodes whose fused score on absolute values
-# reaches this gate join the evidence even without a trigger word (measured: bench/context.py).
+# Recall on every /context (issues 19, 30): facts, episodes, raw turns and attachments whose
+# fused score on absolute values reaches their kind's gate join the evidence even without a
+# trigger word. Turns and episodes were chosen on the real pipeline's tune sets (bench/context.py
+# --real --sweep: LoCoMo conv-49/50, MADial's even dialogues); attachments (in no benchmark set)
+# keep the facts' gate.
 CONTEXT_RECALL_GATE = env_float("MEMSITE_CONTEXT_RECALL_GATE", 0.5)
+CONTEXT_RECALL_GATES = {
+    "fact": CONTEXT_RECALL_GATE,
+    "episode": env_float("MEMSITE_CONTEXT_RECALL_GATE_EPISODE", 0.6),
+    "turn": env_float("MEMSITE_CONTEXT_RECALL_GATE_TURN", 0.65),
+    "attachment": env_float("MEMSITE_CONTEXT_RECALL_GATE_ATTACHMENT", CONTEXT_RECALL_GATE),
+}
 RECALL_LOG_DAYS = env_int("MEMSITE_RECALL_LOG_DAYS", 90)
 # Access counters and the recall log are written by a thread after the answer (search.py).
 SEARCH_RECORD_IN_BACKGROUND = env_bool("MEMSITE_SEARCH_RECORD_IN_BACKGROUND", True)

@@ -8,7 +8,11 @@ class RetrievalConfig(AppConfig):
     verbose_name = _("Retrieval")
 
     def ready(self) -> None:
-        from retrieval import checks, text  # noqa: F401  (checks registers itself)
+        from curator import signals
+        from retrieval import checks, indexing, text  # noqa: F401  (checks registers itself)
+
+        # A written memory's keyword row commits with it (curator.signals.item_written).
+        signals.item_written.connect(indexing.index_keywords_now, dispatch_uid="retrieval.fts")
 
         # jieba writes its dictionary cache here; the person's own words live beside it
         # (retrieval.userdict reloads them in every process when the file changes).

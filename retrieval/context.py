@@ -7,12 +7,16 @@ budget, evidence goes first (lowest ranked first), then the oldest turns; the co
 never cut here (their compiler keeps them within their own budget).
 
 Evidence ("recall"), by `evidence_mode`:
-- "auto" (the default): every message searches facts and episodes, and what reaches the gate
-  goes in; what the gate cut is reported. The gate (CONTEXT_RECALL_GATE, 0.5, chosen by
-  measurement: bench/context.py) is a threshold on the fused score with the preset's weights
+- "auto" (the default): every message searches facts, episodes, the person's raw turns and
+  attachments, and what reaches its kind's gate goes in; what the gates cut is reported. A
+  gate (CONTEXT_RECALL_GATES, one per kind, chosen by measurement on the real pipeline:
+  bench/context.py --real) is a threshold on the fused score with the preset's weights
   computed on absolute values (cosine similarity, BM25 saturated as r / (r + 5), freshness)
   rather than rescaled over the candidates: the ranking's min-max score makes the best hit 1
-  whatever it is, so it cannot tell "nothing here is relevant". When the message points back
+  whatever it is, so it cannot tell "nothing here is relevant". Raw turns have a gate of their
+  own because what was merely said is found more often by chance than what was learnt (a
+  greeting resembles every other greeting). A turn and a fact made from it count once: the
+  fact goes in, the turn as its provenance (`source_turn`). When the message points back
   in time (之前, 还记得, remember, a date, a file name: retrieval.triggers) the search widens
   as it always did: raw turns and attachments too, a time expression becomes a time filter,
   no gate.
@@ -35,7 +39,7 @@ from django.utils.translation import gettext_lazy
 
 from curator import cards as card_files
 from curator.compiler import compiled_profile
-from curator.models import Actor, Scope, Session
+from curator.models import Actor, Fact, Scope, Session
 from retrieval import budget as tb
 from retrieval import scoring, triggers
 from retrieval.backends import ALL_KINDS
@@ -53,8 +57,8 @@ HEADINGS = {
 }
 CUT_ORDER = ["evidence", "turns"]
 MODES = ("auto", "always", "never")
-# What the ungated search looks at without a trigger: what was learnt, not raw talk.
-GATED_KINDS = ("fact", "episode")
+# What the gated search looks at without a trigger: what was learnt and what was said.
+GATED_KINDS = ALL_KINDS
 GATED_CUT_SHOWN = 5  # items the gate cut, listed for the debugger and `explain`
 
 
@@ -108,16 +112,27 @@ class Recall:
 
     mode: str  # "gated", "triggered", "always" or "off"
     kinds: tuple[str, ...] = ()
-    gate: float | None = None  # the threshold on the absolute fused score ("gated" only)
+    # kind -> the threshold on the absolute fused score ("gated" only; None: no gate)
+    gates: dict[str, float] | None = None
     scores: dict = field(default_factory=dict)  # (kind, id) -> its gate score
     cut: list[dict] = field(default_factory=list)  # best items under the gate
     cut_count: int = 0
 
+    @property
+    def gate(self) -> float | None:
+        """The gate of what was learnt (facts and episodes): the one figure older clients read."""
+        return None if self.gates is None else self.gates.get("fact")
+
+    def gate_of(self, kind: str) -> float | None:
+        return None if self.gates is None else self.gates.get(kind, self.gate)
+
     def passes(self, item) -> bool:
-        return self.gate is None or self.scores.get((item.kind, item.id), 0.0) >= self.gate
+        gate = self.gate_of(item.kind)
+        return gate is None or self.scores.get((item.kind, item.id), 0.0) >= gate
 
     def to_dict(self, explain: bool = False) -> dict:
         data = {"mode": self.mode, "kinds": list(self.kinds), "gate": self.gate}
+        data["gates"] = dict(self.gates) if self.gates is not None else None
         data["cut_by_gate"] = self.cut_count
         if explain:
             data["cut"] = self.cut
@@ -234,13 +249,26 @@ def recent_turns(
     return blocks
 
 
-def _evidence_line(item, cap: int) -> tuple[str, bool]:
+def _evidence_line(item, cap: int, said=None) -> tuple[str, bool]:
+    """One evidence line; `said`: the turn a fact was extracted from, when the search found it
+    too: its words follow the fact's (what extraction kept is often less than was said)."""
     when = timezone.localtime(item.time).strftime("%Y-%m-%d") if item.time else ""
     body = " ".join(item.content.split())
     if item.kind == "attachment" and item.title:
         body = f"{item.title}: {body}"
+    if said is not None:
+        body += " — " + " ".join(said.content.split())
     text, cut = tb.truncate(body, cap)
     return f"- [{item.kind}{', ' + when if when else ''}] {text}", cut
+
+
+def source_turns(items) -> dict[int, int]:
+    """fact id -> the turn it was extracted from, for the facts among `items`."""
+    ids = [item.id for item in items if item.kind == "fact"]
+    if not ids:
+        return {}
+    rows = Fact.objects.filter(pk__in=ids, source_turn__isnull=False)
+    return dict(rows.values_list("pk", "source_turn_id"))
 
 
 def evidence(
@@ -249,14 +277,24 @@ def evidence(
     evidence_budget: int,
     recall: Recall | None = None,
 ) -> list[tb.Block]:
-    """The best search results not already in the recent turns and not under the gate, at
-    most 5, best first."""
+    """The best search results not already in the recent turns and not under their gate, at
+    most 5, best first. A turn that a kept fact was made from is not repeated: the fact
+    carries it as its provenance (`source_turn`), and its words when the search found it."""
     cap = max(1, evidence_budget // EVIDENCE_MIN)  # so at least three items always fit
+    wanted = [
+        item
+        for item in result.items
+        if (item.kind, item.id) not in skip and (recall is None or recall.passes(item))
+    ]
+    provenance = source_turns(wanted)
+    said = {("turn", turn) for turn in provenance.values()}
+    found_turns = {item.id: item for item in result.items if item.kind == "turn"}
     blocks = []
-    for item in result.items:
-        if (item.kind, item.id) in skip or (recall is not None and not recall.passes(item)):
+    for item in wanted:
+        if (item.kind, item.id) in said:
             continue
-        line, cut = _evidence_line(item, cap)
+        source = provenance.get(item.id) if item.kind == "fact" else None
+        line, cut = _evidence_line(item, cap, found_turns.get(source))
         meta = {
             "kind": item.kind,
             "id": item.id,
@@ -264,8 +302,11 @@ def evidence(
             "score": round(item.score, 4),
             "truncated": cut,
         }
-        if recall is not None and recall.gate is not None:
+        if item.id in provenance and item.kind == "fact":
+            meta["source_turn"] = provenance[item.id]
+        if recall is not None and recall.gates is not None:
             meta["gate_score"] = round(recall.scores.get((item.kind, item.id), 0.0), 4)
+            meta["gate"] = recall.gate_of(item.kind)
         blocks.append(tb.Block(f"{item.kind}:{item.id}", line, tb.estimate_tokens(line) + 1, meta))
         if len(blocks) == EVIDENCE_MAX:
             break
@@ -288,6 +329,17 @@ def _session(owner, session) -> Session | None:
     return Session.objects.filter(owner=owner, external_id=str(session)).first()
 
 
+def recall_gates(gate=None) -> dict[str, float]:
+    """The gate per kind: the settings', with `gate` over them (one number for every kind,
+    or a dict of some kinds: what the bench sweeps)."""
+    gates = dict(settings.CONTEXT_RECALL_GATES)
+    if isinstance(gate, dict):
+        gates.update((kind, float(value)) for kind, value in gate.items())
+    elif gate is not None:
+        gates = dict.fromkeys(gates, float(gate))
+    return gates
+
+
 def plan_recall(evidence_mode: str, detection: triggers.Detection, gate=None) -> Recall:
     """How this message looks for evidence (see the module docstring)."""
     if evidence_mode == "never":
@@ -296,7 +348,7 @@ def plan_recall(evidence_mode: str, detection: triggers.Detection, gate=None) ->
         return Recall("always", ALL_KINDS)
     if detection.triggered:
         return Recall("triggered", ALL_KINDS)
-    return Recall("gated", GATED_KINDS, settings.CONTEXT_RECALL_GATE if gate is None else gate)
+    return Recall("gated", GATED_KINDS, recall_gates(gate))
 
 
 def gate_scores(result: SearchResult) -> dict[tuple[str, int], float]:
@@ -323,6 +375,7 @@ def _cut_by_gate(result: SearchResult, recall: Recall, skip) -> None:
             "kind": i.kind,
             "id": i.id,
             "gate_score": round(recall.scores.get((i.kind, i.id), 0.0), 4),
+            "gate": recall.gate_of(i.kind),
             "score": round(i.score, 4),
             "content": i.content[:200],
         }
@@ -347,13 +400,14 @@ def assemble(
     agent_id: int | None = None,
     fact_scopes: frozenset[str] | None = None,
     sessions: frozenset[int] | None = None,
-    gate: float | None = None,
+    gate: float | dict | None = None,
     as_of: datetime | None = None,
     params: dict | None = None,
     exclude_session=None,
 ) -> ContextResult:
     """The context for one message. evidence_mode: "auto" (gated recall, widened by a
-    trigger), "always", "never"; `gate` overrides CONTEXT_RECALL_GATE (the bench sweeps it).
+    trigger), "always", "never"; `gate` overrides CONTEXT_RECALL_GATES: one number for every
+    kind, or a dict of some kinds (the bench sweeps them).
 
     `agent_id`, `fact_scopes` and `sessions`: the agent it is for and its read limits (see
     search); a session outside `sessions` contributes no turns.
@@ -397,7 +451,7 @@ def assemble(
         )
         in_turns = {(b.meta["kind"], b.meta["id"]) for b in turns.blocks}
         in_turns |= _own_turns(result, _session(owner, exclude_session))
-        if recall.gate is not None:
+        if recall.gates is not None:
             recall.scores = gate_scores(result)
             _cut_by_gate(result, recall, in_turns)
         blocks = evidence(result, in_turns, budgets.evidence, recall)

@@ -13,6 +13,7 @@ search; `EmbeddingError` propagates so a queue can retry.
 """
 
 import hashlib
+import logging
 import re
 import threading
 import time
@@ -35,6 +36,8 @@ from retrieval.embedders import get_embedder
 from retrieval.model_names import adopt_unversioned
 from retrieval.models import EmbeddingSpace, Kind, SearchDoc
 from retrieval.reindex import reindex
+
+log = logging.getLogger(__name__)
 
 MODELS = {
     Kind.FACT: Fact,
@@ -587,6 +590,22 @@ def reindex_one(kind: str, object_id: int) -> None:
     index_items(kind, [obj])
     if kind == Kind.TURN:
         _refresh_next_turn(obj)
+
+
+def index_keywords_now(sender, kind: str, object_id: int, **kwargs) -> None:
+    """The receiver of curator.signals.item_written: the item's keyword row in the write's
+    own transaction, so keyword search finds a memory the moment it is written; its vector
+    follows from the queue (index_item). A failure here never fails the write: the queued
+    job indexes the item again."""
+    try:
+        with transaction.atomic():  # a savepoint: a failed index write leaves the write whole
+            obj = queryset(kind).filter(pk=object_id).first()
+            if obj is None:
+                remove_item(kind, object_id)
+            else:
+                index_items(kind, [obj], embed=False)
+    except Exception:
+        log.exception("Keyword indexing of %s %s failed; the queue will retry it", kind, object_id)
 
 
 def reset_vectors(dimension: int) -> None:

@@ -58,7 +58,8 @@ def test_without_a_trigger_an_unrelated_memory_stays_under_the_gate(owner, cards
     tea = fact(owner, "用户喜欢乌龙茶")
     result = assemble("帮我写一个排序函数", owner=owner, record=False)
     assert not result.triggered and section(result, "evidence").items == []
-    assert result.recall.mode == "gated" and result.recall.kinds == ("fact", "episode")
+    assert result.recall.mode == "gated"
+    assert result.recall.kinds == ("fact", "episode", "turn", "attachment")
     assert [c["id"] for c in result.recall.cut] == [tea.id]  # searched, cut by the gate
     always = assemble("帮我写一个排序函数", owner=owner, evidence_mode="always", record=False)
     assert [i["id"] for i in section(always, "evidence").items] == [tea.id]

@@ -52,7 +52,7 @@ def test_results_show_breakdown_bars_badges_highlights_and_timings(client_in, ha
 
 def test_the_context_preview_shows_the_gate_and_what_it_cut(client_in, hangzhou):
     page = client_in.get(URL, {"q": "帮我写一个排序函数"}).content.decode()
-    assert "gate score (the fused score on absolute values) reaches 0.5" in page
+    assert "reaches their kind's gate join the evidence (facts 0.5, episodes 0.6," in page
     assert f'data-gated="fact:{hangzhou.id}"' in page and "under the gate" in page
 
 
@@ -71,10 +71,21 @@ def test_each_result_shows_its_absolute_score_against_the_gate(client_in, owner,
     assert f"{len(rows)} results, {under} of them below the recall gate (0.50)." in page
     assert page.count("below the gate</span>") == under
     cut = re.search(
-        r"(\d+) facts and episodes under the gate \(0.5\) left out; the best (\d+)", page
+        r"(\d+) results? under (?:its|their) gates? left out; (?:the best |listed: )(\d+)", page
     )
     listed = page.count("data-gated=")
     assert cut and int(cut.group(2)) == listed and int(cut.group(1)) >= listed
+
+
+def test_the_context_preview_lists_each_evidence_item_with_its_kind_and_gate(client_in, owner):
+    tea = fact(owner, "用户喜欢乌龙茶，不喜欢咖啡")
+    fact(owner, "用户的项目 orchard 用 Django 写成")
+    page = client_in.get(URL, {"q": "下午想喝点茶，乌龙茶怎么泡好喝"}).content.decode()
+    item = page.split(f'data-evidence="fact:{tea.id}"')[1].split("</li>")[0]
+    assert ">fact</span>" in item and "gate score" in item and "≥ 0.5" in item
+    triggered = client_in.get(URL, {"q": "还记得我喜欢喝什么茶吗"}).content.decode()
+    item = triggered.split(f'data-evidence="fact:{tea.id}"')[1].split("</li>")[0]
+    assert "no gate" in item
 
 
 def test_a_turn_found_through_the_turn_before_it_says_so(client_in, owner):

@@ -127,9 +127,10 @@ class ContextIn(BodyIn):
     max_tokens: int | None = Field(None, ge=200, le=100_000)
     evidence: Literal["auto", "always", "never"] = Field(
         "auto",
-        description="auto: facts and episodes scoring at least the recall gate, widened to raw "
-        "turns and a time range when the message points back in time; always: the widened "
-        "search for every message, no gate; never: no evidence.",
+        description="auto: facts, episodes, raw turns and attachments scoring at least their "
+        "kind's recall gate (a turn and the fact made from it once), without the gate and with "
+        "a time range when the message points back in time; always: that search for every "
+        "message, no gate; never: no evidence.",
     )
     explain: StrictBool = Field(
         False, description="Add each evidence item's score breakdown and what the gate cut."
@@ -166,7 +167,9 @@ class ContextOut(Schema):
     recall: dict[str, Any] = Field(
         default_factory=dict,
         description="How evidence was looked for: mode (gated, triggered, always, off), kinds, "
-        "gate, cut_by_gate; with explain also `cut`, the best items under the gate.",
+        "gate (the facts'), gates (per kind), cut_by_gate; with explain also `cut`, the best "
+        "items under their gate. Each gated evidence item has its gate_score and gate; a fact "
+        "extracted from a turn its source_turn.",
     )
     as_of: datetime | None = None
 

@@ -72,7 +72,11 @@ def snippets(base_url: str, token: str) -> list[Snippet]:
         Snippet(
             "mcp-stdio",
             _("Claude Desktop / Cursor (MCP, the client starts the server)"),
-            _("Add to claude_desktop_config.json or .cursor/mcp.json."),
+            _(
+                "Add to claude_desktop_config.json or .cursor/mcp.json. That is all it needs: "
+                "when this app is not running, the server runs the background jobs itself "
+                "(indexing, extraction, episodes, cards)."
+            ),
             _json(stdio),
         ),
         Snippet(

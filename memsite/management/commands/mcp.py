@@ -3,17 +3,28 @@
 MCP clients (Claude Desktop, Cursor, Claude Code) start this command themselves; the token
 comes from MEMSITE_API_TOKEN or --token. Without a valid token it exits with one sentence on
 stderr: stdout carries only the protocol, so nothing else is ever printed there.
+
+It is often the only process of the product that runs: no `make run`, no web server. So it
+starts the task consumer too (memsite.core.consumer), which indexes vectors, extracts memories
+from recorded turns, writes episodes and refreshes the cards; the consumer waits while another
+process (`serve`, another MCP server) runs one on this data directory, and takes over when
+that one stops. Its log goes to <data dir>/consumer.log, never to stdout.
 """
 
 import os
 import sys
 
+from django.conf import settings
 from django.core import checks
 from django.core.management.base import BaseCommand
 from django.db import DatabaseError
+from huey.contrib.djhuey import HUEY
 
 from memsite.api.mcp import run_stdio
+from memsite.core import consumer
 from memsite.core.tokens import find_token
+
+CONSUMER_LOG = "consumer.log"
 
 
 class Command(BaseCommand):
@@ -41,7 +52,19 @@ class Command(BaseCommand):
         if found is None or found.state() != "active":
             state = found.state() if found else "unknown"
             self._fail(f"This API token is not valid ({state}); create one on the Agents page.")
-        run_stdio(token)
+        jobs = None if HUEY.immediate else self._start_consumer()
+        try:
+            run_stdio(token)
+        finally:
+            if jobs is not None:
+                consumer.stop(jobs, consumer.SHUTDOWN_TIMEOUT + 2)
+
+    def _start_consumer(self):
+        log = open(settings.DATA_DIR / CONSUMER_LOG, "ab")  # noqa: SIM115 (the child's)
+        try:
+            return consumer.start(stdout=log, stderr=log)
+        finally:
+            log.close()  # the child holds its own copy
 
     def _fail(self, sentence: str):
         sys.stderr.write(sentence + "\n")

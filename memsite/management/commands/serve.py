@@ -10,7 +10,6 @@ import errno
 import os
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -20,8 +19,10 @@ from django.conf import settings
 from django.core.management.base import BaseCommand
 from waitress import create_server
 
-# Huey gets SHUTDOWN_TIMEOUT to finish running tasks after SIGTERM; we kill it after GRACE_SECONDS.
-SHUTDOWN_TIMEOUT = 8
+from memsite.core import consumer as consumer_process
+
+# Huey gets consumer.SHUTDOWN_TIMEOUT to finish running tasks after SIGTERM; we kill it after
+# GRACE_SECONDS.
 GRACE_SECONDS = 10
 PR_SET_PDEATHSIG = 1
 
@@ -144,23 +145,10 @@ class Command(BaseCommand):
         return f"Cannot listen on {host}:{port} ({exc.strerror or exc})."
 
     def _start_consumer(self):
-        # `python -m memsite`: works in a checkout and in an installed app (no manage.py there).
         # Workers and worker type come from settings.HUEY["consumer"]; checks already ran here.
-        command = [sys.executable, "-m", "memsite", "run_huey", "--skip-checks"]
-        # SIGTERM as huey's graceful signal: before huey has set its handlers (the first second or
-        # so), SIGTERM ends the process silently, where SIGINT would print a KeyboardInterrupt
-        # traceback from the middle of Django's imports.
-        command += ["--graceful-signal", "TERM", "--shutdown-timeout", str(SHUTDOWN_TIMEOUT)]
-        # A new session keeps Ctrl-C in the terminal away from the consumer: it gets exactly one
-        # graceful signal, from us, because huey treats SIGINT as "abort running tasks".
-        return subprocess.Popen(
-            command,
-            cwd=settings.BASE_DIR,
-            env=consumer_environment(),
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            preexec_fn=_die_with_parent_hook(),
-        )
+        # The consumer waits while another process (a stdio MCP server) runs one on this data
+        # directory, and takes over when it stops (memsite.core.consumer).
+        return consumer_process.start()
 
     def _watch_consumer(self, consumer):
         """Turn an unexpected consumer exit into our own shutdown, so tasks never silently stop."""
@@ -189,13 +177,7 @@ class Command(BaseCommand):
         # Further signals would interrupt this cleanup half-way; it is bounded by GRACE_SECONDS.
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, signal.SIG_IGN)
-        if consumer.poll() is None:
-            consumer.terminate()  # SIGTERM, graceful here: huey finishes running tasks first
-            try:
-                consumer.wait(GRACE_SECONDS)
-            except subprocess.TimeoutExpired:
-                consumer.kill()
-                consumer.wait()
+        consumer_process.stop(consumer, GRACE_SECONDS)  # graceful: running tasks finish first
 
     def _fail(self, message):
         self.stderr.write(message)
@@ -255,14 +237,6 @@ def _fork_worker(app, sock) -> int:
         os._exit(code)  # never return into the parent's code (its cleanup is the parent's)
 
 
-def consumer_environment() -> dict:
-    """The consumer's searches (related facts for extraction) are background jobs: FTS5
-    ranks their keywords, so the consumer never holds a second copy of the web process's
-    keyword postings (0.5 KB an item: 46 MB at 100k items, docs/performance.md). The vectors
-    need no such rule: every process maps the same file (retrieval/matrix.py)."""
-    return {**os.environ, "MEMSITE_SEARCH_KEYWORD_INDEX": "0"}
-
-
 def _alive(pid: int) -> bool:
     try:
         return os.waitpid(pid, os.WNOHANG) == (0, 0)
@@ -274,22 +248,3 @@ def _warm_up():
     from retrieval.search import warm_up
 
     warm_up()
-
-
-def _die_with_parent_hook():
-    """On Linux, make the consumer get SIGTERM if this process is killed with no chance to clean up.
-
-    The hook runs in the forked child before exec; that is safe because serve starts the
-    consumer before waitress or the watcher start any thread.
-    """
-    if not sys.platform.startswith("linux"):
-        return None
-    libc = ctypes.CDLL(None, use_errno=True)
-    parent_pid = os.getpid()
-
-    def hook():
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-        if os.getppid() != parent_pid:  # the parent died between fork and prctl
-            os._exit(1)
-
-    return hook

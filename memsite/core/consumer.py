@@ -1,0 +1,137 @@
+"""One task consumer per data directory, whoever starts the product.
+
+Jobs (indexing vectors, extraction, episodes, card refreshes) wait in the queue until a
+consumer runs them. `serve` (`make run`, `memory-curator run`) starts one; so does the stdio
+MCP server (`memory-curator mcp`), which MCP clients start on their own, often with no web
+server anywhere. Two consumers on one queue would each run the periodic jobs, so every
+consumer first takes an exclusive lock on `<data dir>/consumer.lock` (an advisory `flock`,
+released by the kernel when its process dies, however it dies) and waits while another
+process holds it. Whichever of several processes started first runs the jobs; when it stops,
+a waiting one takes over, so the jobs run as long as any of them is alive.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from django.conf import settings
+
+LOCK_NAME = "consumer.lock"
+PR_SET_PDEATHSIG = 1
+# Huey gets this long to finish running tasks after SIGTERM (serve kills it a little later).
+SHUTDOWN_TIMEOUT = 8
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; the product's documented platforms all have it
+    fcntl = None
+
+
+def lock_path() -> Path:
+    return Path(settings.DATA_DIR) / LOCK_NAME
+
+
+def take_lock(wait: bool = True, poll: float = 1.0):
+    """The open lock file once this process holds the lock (keep it open: closing it lets
+    go), or None when `wait` is False and another process holds it."""
+    path = lock_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle = open(path, "a+")  # noqa: SIM115 (held for the life of the process)
+    if fcntl is None:
+        return handle
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if not wait:
+                handle.close()
+                return None
+            time.sleep(poll)  # not a blocking flock: signals must still stop a waiting process
+            continue
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        return handle
+
+
+def holder() -> int | None:
+    """The pid of the process that holds the lock now, or None when nobody does."""
+    if fcntl is None or not lock_path().exists():
+        return None
+    with open(lock_path(), "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            text = handle.read().strip()
+            return int(text) if text.isdigit() else -1
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return None
+
+
+def command() -> list[str]:
+    """The consumer as a process: `python -m memsite consumer` works in a checkout and in an
+    installed app. SIGTERM is huey's graceful signal here: before huey has set its handlers,
+    SIGTERM ends the process silently, where SIGINT would print a traceback."""
+    return [
+        sys.executable, "-m", "memsite", "consumer", "--skip-checks",
+        "--graceful-signal", "TERM", "--shutdown-timeout", str(SHUTDOWN_TIMEOUT),
+    ]  # fmt: skip
+
+
+def environment() -> dict:
+    """The consumer's searches (related facts for extraction) are background jobs: FTS5
+    ranks their keywords, so the consumer never holds a second copy of a web process's
+    keyword postings (0.5 KB an item: 46 MB at 100k items, docs/performance.md). The vectors
+    need no such rule: every process maps the same file (retrieval/matrix.py)."""
+    return {**os.environ, "MEMSITE_SEARCH_KEYWORD_INDEX": "0"}
+
+
+def start(stdout=None, stderr=None) -> subprocess.Popen:
+    """The consumer process, in a session of its own (Ctrl-C in a terminal reaches only its
+    parent, which stops it gracefully), ending with its parent on Linux. Start it before
+    this process starts any thread: the hook below runs between fork and exec."""
+    return subprocess.Popen(
+        command(),
+        cwd=settings.BASE_DIR,
+        env=environment(),
+        stdin=subprocess.DEVNULL,
+        stdout=stdout,
+        stderr=stderr,
+        start_new_session=True,
+        preexec_fn=die_with_parent_hook(),
+    )
+
+
+def stop(process: subprocess.Popen, grace: float) -> None:
+    """SIGTERM (huey finishes the running task), then SIGKILL after `grace` seconds."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def die_with_parent_hook():
+    """On Linux, make the consumer get SIGTERM if its parent is killed with no chance to
+    clean up (an MCP client closing a stdio server may SIGKILL it)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    libc = ctypes.CDLL(None, use_errno=True)
+    parent_pid = os.getpid()
+
+    def hook():
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent_pid:  # the parent died between fork and prctl
+            os._exit(1)
+
+    return hook
