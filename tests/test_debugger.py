@@ -53,7 +53,7 @@ def test_results_show_breakdown_bars_badges_highlights_and_timings(client_in, ha
 def test_the_context_preview_shows_the_gate_and_what_it_cut(client_in, hangzhou):
     page = client_in.get(URL, {"q": "帮我写一个排序函数"}).content.decode()
     assert "reaches their kind's gate join the evidence (facts 0.5, episodes 0.6," in page
-    assert f'data-gated="fact:{hangzhou.id}"' in page and "under the gate" in page
+    assert f'data-gated="fact:{hangzhou.id}"' in page and "under its gate" in page
 
 
 def test_each_result_shows_its_absolute_score_against_the_gate(client_in, owner, hangzhou):
