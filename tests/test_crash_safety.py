@@ -129,11 +129,15 @@ def stored_files(state: dict) -> list:
 
 
 def assert_complete(state: dict) -> None:
-    """The archive's one attachment file and one card file are in place, and nothing else
-    (no staging folder, no stray copy)."""
+    """The archive's one attachment file and its two card files (the demo's facts reach
+    User.md and MEMORY.md) are in place, and nothing else (no staging folder, no stray copy)."""
     [[name, on_disk]] = stored_files(state)
     assert on_disk and name.endswith("export.txt")
-    assert state["files"] == [f"attachments/{name}", "memory/shared/User.md"]
+    assert state["files"] == [
+        f"attachments/{name}",
+        "memory/shared/MEMORY.md",
+        "memory/shared/User.md",
+    ]
 
 
 @pytest.fixture
