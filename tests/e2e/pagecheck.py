@@ -41,6 +41,7 @@ ALLOWED = [
     r"API",
     r"Bearer",
     r"JSON",
+    r"Base URL",  # the field chat clients name so (the proxy's settings tell what to put there)
     r"AVX[\w -]*",  # the CPU kernel the engine was compiled for
     r"make (?:run|demo|install)",
     r"manage\.py [\w-]+",
