@@ -836,7 +836,7 @@ def _mask_queries(batch: list[tuple]) -> None:
     for entry, _items, _now in batch:
         owner_id = entry["owner_id"]
         if owner_id not in rules:
-            rules[owner_id] = guard.text_rules(guard.active(Owner(pk=owner_id)))
+            rules[owner_id] = guard.current_text_rules(owner_id)
         entry["query"] = guard.mask_all(entry["query"], rules[owner_id])
 
 
