@@ -495,8 +495,10 @@ def matrix_scan_check(qs: list[str], owner_id: int, embedder) -> dict:
 
 
 def serve_memory(data: Path, searches: int = 100, turns: int = 20) -> dict:
-    """PSS of what `make run` starts (`manage.py serve`: the web process and the task
-    consumer) on this database, after warming up, searches and turns over HTTP."""
+    """PSS of what `make run` starts (`manage.py serve`: its web processes, one per core,
+    and the task consumer) on this database, after warming up, searches and turns over
+    HTTP: the web processes together (gunicorn's arbiter included), the largest of them, and
+    the consumer."""
     import http.client
     import re
 
@@ -545,8 +547,10 @@ def serve_memory(data: Path, searches: int = 100, turns: int = 20) -> dict:
             time.sleep(0.5)
         time.sleep(1)
         processes = [server.pid, *children(server.pid)]
-        return {"web": pss_mb(server.pid), "others": sum(pss_mb(p) for p in processes[1:]),
-                "processes": len(processes)}  # fmt: skip
+        consumer = [p for p in processes if b"run_huey" in Path(f"/proc/{p}/cmdline").read_bytes()]
+        web = [pss_mb(p) for p in processes if p not in consumer]
+        return {"web": sum(web), "web_max": max(web), "others": sum(pss_mb(p) for p in consumer),
+                "processes": len(web)}  # fmt: skip
     finally:
         server.send_signal(signal.SIGTERM)
         try:
@@ -657,8 +661,12 @@ def main() -> None:
                 f"{r['fts_rate']:.0f}",
                 "{:.0f} / {:.0f}".format(*r["embed_rate"]),
                 f"{r['pss_mb']:.0f} ({r['rss_mb']:.0f})",
-                "{:.0f} + {:.0f} = {:.0f}".format(
-                    serve["web"], serve["others"], serve["web"] + serve["others"]
+                "{:.0f} ({} processes, largest {:.0f}) + {:.0f} = {:.0f}".format(
+                    serve["web"],
+                    serve["processes"],
+                    serve["web_max"],
+                    serve["others"],
+                    serve["web"] + serve["others"],
                 ),
             ]
         )
