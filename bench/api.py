@@ -542,10 +542,10 @@ def main() -> None:
     setup_django(data_dir)
     server, port = start_server(data_dir)
     run = f"bench{int(time.time())}"
-    server = os.environ.get("MEMSITE_WEB_SERVER", "the default server")
+    kind = os.environ.get("MEMSITE_WEB_SERVER", "the default server")
     processes = os.environ.get("MEMSITE_WEB_PROCESSES", "one per core")
     print(
-        f"Server: {server} ({processes} web processes) + Huey consumer on 127.0.0.1:{port}; "
+        f"Server: {kind} ({processes} web processes) + Huey consumer on 127.0.0.1:{port}; "
         f"data in {data_dir}"
     )
     print(f"{args.clients} clients x {args.seconds:g} s per endpoint, {args.facts} facts\n")
