@@ -308,6 +308,9 @@ CONTEXT_RECALL_GATE = env_float("MEMSITE_CONTEXT_RECALL_GATE", 0.5)
 RECALL_LOG_DAYS = env_int("MEMSITE_RECALL_LOG_DAYS", 90)
 # Access counters and the recall log are written by a thread after the answer (search.py).
 SEARCH_RECORD_IN_BACKGROUND = env_bool("MEMSITE_SEARCH_RECORD_IN_BACKGROUND", True)
+# ... gathering the recalls of this many seconds into one transaction: each commit makes every
+# searching connection of the process re-read its pages (docs/performance.md, issue 33).
+SEARCH_RECORD_DELAY = env_float("MEMSITE_SEARCH_RECORD_DELAY", 0.2)
 
 # Review desk (issue 3): the navigation's review count, and logins land on the review queue
 # once onboarding is done (memsite.web.home.landing decides).

@@ -805,6 +805,9 @@ _pending_lock = threading.Lock()
 
 
 def _write_pending() -> None:
+    # Searches in the meantime join this transaction: one commit, so one re-read of the
+    # searching connections' pages, per SEARCH_RECORD_DELAY however many searches ran.
+    time.sleep(settings.SEARCH_RECORD_DELAY)
     with _pending_lock:
         batch = _pending_recalls[:]
         _pending_recalls.clear()

@@ -7,6 +7,7 @@ import pytest
 from curator.guard import rules as guard
 from curator.models import Owner
 from retrieval import keywords, matrix
+from retrieval import search as searching
 from retrieval.models import RecallLog
 from retrieval.search import flush_recalls, search
 from tests.search_helpers import fact
@@ -89,3 +90,22 @@ def test_recording_recalls_does_not_reload_or_replay_the_search_indexes(
     search("杭州", owner=owner, record=False)
     assert work == []  # the counters and the log are not search documents
     assert sum(i.access_count for i in type(items[0]).objects.filter(owner=owner)) > 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_recalls_made_close_together_share_one_write(background, settings, monkeypatch):
+    """Each commit makes the searching connections re-read their pages: the recalls of a
+    short while go in one transaction, not one each."""
+    settings.SEARCH_RECORD_DELAY = 0.5
+    owner = Owner.default()
+    item = fact(owner, "用户住在杭州")
+    writes = []
+    real = searching._write_recalls
+    monkeypatch.setattr(
+        searching, "_write_recalls", lambda batch: writes.append(len(batch)) or real(batch)
+    )
+    for _ in range(4):
+        search("杭州", owner=owner, caller="api")
+    flush_recalls()
+    item.refresh_from_db()
+    assert writes == [4] and item.access_count == 4 and RecallLog.objects.count() == 4
