@@ -4,8 +4,9 @@ What it does, in order:
 1. a throwaway data directory (migrated; 10k facts indexed with FTS5 and vectors, built once
    and cached under --cache, then copied for every run, because embedding 10k facts takes
    minutes), and a read-write token;
-2. `manage.py serve` on 127.0.0.1 with a free port: waitress (the server `make run` uses)
-   and the Huey consumer beside it, so indexing and extraction run during the load;
+2. `manage.py serve` on 127.0.0.1 with a free port, as `make run` starts it (gunicorn, one
+   web process per core; MEMSITE_WEB_SERVER / MEMSITE_WEB_PROCESSES to compare others) and
+   the Huey consumer beside it, so indexing and extraction run during the load;
 3. a load generator in another process: N concurrent clients (threads with keep-alive
    connections) for S seconds on the baseline GET /profile (the cheapest authenticated call),
    then on each of POST /turns, POST /search and POST /context; before each phase it waits
@@ -541,7 +542,12 @@ def main() -> None:
     setup_django(data_dir)
     server, port = start_server(data_dir)
     run = f"bench{int(time.time())}"
-    print(f"Server: waitress + Huey consumer on 127.0.0.1:{port}; data in {data_dir}")
+    kind = os.environ.get("MEMSITE_WEB_SERVER", "the default server")
+    processes = os.environ.get("MEMSITE_WEB_PROCESSES", "one per core")
+    print(
+        f"Server: {kind} ({processes} web processes) + Huey consumer on 127.0.0.1:{port}; "
+        f"data in {data_dir}"
+    )
     print(f"{args.clients} clients x {args.seconds:g} s per endpoint, {args.facts} facts\n")
     failed, floor = [], None
     chroma = None

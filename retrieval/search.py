@@ -805,6 +805,9 @@ _pending_lock = threading.Lock()
 
 
 def _write_pending() -> None:
+    # Searches in the meantime join this transaction: one commit, so one re-read of the
+    # searching connections' pages, per SEARCH_RECORD_DELAY however many searches ran.
+    time.sleep(settings.SEARCH_RECORD_DELAY)
     with _pending_lock:
         batch = _pending_recalls[:]
         _pending_recalls.clear()
@@ -836,7 +839,7 @@ def _mask_queries(batch: list[tuple]) -> None:
     for entry, _items, _now in batch:
         owner_id = entry["owner_id"]
         if owner_id not in rules:
-            rules[owner_id] = guard.text_rules(guard.active(Owner(pk=owner_id)))
+            rules[owner_id] = guard.current_text_rules(owner_id)
         entry["query"] = guard.mask_all(entry["query"], rules[owner_id])
 
 

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -24,6 +25,9 @@ def env(tmp_path_factory):
     """A migrated, throwaway data directory, so the test never touches the real data/."""
     data_dir = tmp_path_factory.mktemp("serve-data")
     environ = {**os.environ, "MEMSITE_DATA_DIR": str(data_dir), "MEMSITE_HOST": "127.0.0.1"}
+    # The real settings, as `make run` has them (the tests' own run Huey inline and pick a
+    # data directory of their own, which the consumer would refuse and serve would not see).
+    environ["DJANGO_SETTINGS_MODULE"] = "memsite.settings"
     environ.pop("MEMSITE_PORT", None)
     subprocess.run(
         [sys.executable, MANAGE, "migrate", "--noinput"],
@@ -119,25 +123,43 @@ def _children(pid):
     return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
 
 
+def _web_processes(proc, consumer_pid, count, gone=None):
+    """The serve process's children but the consumer, once there are `count` of them (the
+    arbiter forks its workers after it announces the address) and `gone` is not one."""
+    for _ in range(150):
+        workers = [pid for pid in _children(proc.pid) if pid != consumer_pid]
+        if len(workers) == count and gone not in workers:
+            return workers
+        time.sleep(0.2)
+    pytest.fail(f"expected {count} web processes, found {workers}")
+
+
+def _cmdline(pid):
+    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("server", ["gunicorn", "waitress"])
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_several_web_processes_serve_one_port_and_stop_together(env, tmp_path, signum):
+def test_several_web_processes_serve_one_port_and_stop_together(env, tmp_path, signum, server):
     stderr_path = tmp_path / "serve.err"
+    settings = {"MEMSITE_WEB_PROCESSES": "3", "MEMSITE_WEB_THREADS": "1"}
     with stderr_path.open("w") as stderr_file:
-        proc = _start_serve(
-            {**env, "MEMSITE_WEB_PROCESSES": "3", "MEMSITE_WEB_THREADS": "1"}, stderr_file, port=0
-        )
+        proc = _start_serve({**env, **settings, "MEMSITE_WEB_SERVER": server}, stderr_file, 0)
     try:
         url, consumer_pid = _wait_for_ready_line(proc)
         assert proc.lines.get(timeout=10).strip() == (
             "3 web processes serve the same port, 1 request thread(s) each."
         )
-        workers = [pid for pid in _children(proc.pid) if pid != consumer_pid]
-        assert len(workers) == 2
         statuses = [_http_status(url) for _ in range(12)]
         assert statuses == [statuses[0]] * 12 and 100 <= statuses[0] < 600, statuses
+        # gunicorn's arbiter only watches its three workers; waitress serves in this one too.
+        workers = _web_processes(proc, consumer_pid, 3 if server == "gunicorn" else 2)
+        consumers = [pid for pid in _children(proc.pid) if "run_huey" in _cmdline(pid)]
+        assert consumers == [consumer_pid]  # one consumer, however many web processes
+        assert all(_children(pid) == [] for pid in workers)
         proc.send_signal(signum)
-        assert proc.wait(timeout=20) == 0, stderr_path.read_text()
+        assert proc.wait(timeout=30) == 0, stderr_path.read_text()
         for pid in [consumer_pid, *workers]:
             assert not Path(f"/proc/{pid}").exists(), f"process {pid} was left running"
     finally:
@@ -147,10 +169,11 @@ def test_several_web_processes_serve_one_port_and_stop_together(env, tmp_path, s
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
-def test_a_web_process_that_dies_stops_the_server_with_a_sentence(env, tmp_path):
+def test_a_web_process_that_dies_stops_the_waitress_server_with_a_sentence(env, tmp_path):
     stderr_path = tmp_path / "serve.err"
+    settings = {"MEMSITE_WEB_PROCESSES": "2", "MEMSITE_WEB_SERVER": "waitress"}
     with stderr_path.open("w") as stderr_file:
-        proc = _start_serve({**env, "MEMSITE_WEB_PROCESSES": "2"}, stderr_file, port=0)
+        proc = _start_serve({**env, **settings}, stderr_file, port=0)
     try:
         _url, consumer_pid = _wait_for_ready_line(proc)
         (worker,) = [pid for pid in _children(proc.pid) if pid != consumer_pid]
@@ -158,6 +181,28 @@ def test_a_web_process_that_dies_stops_the_server_with_a_sentence(env, tmp_path)
         assert proc.wait(timeout=20) == 1
         assert f"A web worker process (pid {worker}) exited unexpectedly" in stderr_path.read_text()
         assert not Path(f"/proc/{consumer_pid}").exists()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_gunicorn_replaces_a_web_process_that_dies(env, tmp_path):
+    stderr_path = tmp_path / "serve.err"
+    settings = {"MEMSITE_WEB_PROCESSES": "2", "MEMSITE_WEB_SERVER": "gunicorn"}
+    with stderr_path.open("w") as stderr_file:
+        proc = _start_serve({**env, **settings}, stderr_file, port=0)
+    try:
+        url, consumer_pid = _wait_for_ready_line(proc)
+        first, second = _web_processes(proc, consumer_pid, 2)
+        os.kill(first, signal.SIGKILL)
+        workers = _web_processes(proc, consumer_pid, 2, gone=first)
+        assert second in workers
+        assert 100 <= _http_status(url) < 600 and proc.poll() is None
+        assert Path(f"/proc/{consumer_pid}").exists()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0, stderr_path.read_text()
     finally:
         if proc.poll() is None:
             proc.kill()

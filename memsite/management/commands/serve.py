@@ -1,7 +1,9 @@
-"""`manage.py serve`: the web app (waitress) and the Huey consumer, started and stopped together.
+"""`manage.py serve`: the web app and the Huey consumer, started and stopped together.
 
 One foreground process owns both, so Ctrl-C or SIGTERM shuts everything down and nothing is
-left running (background jobs started by `make` would ignore Ctrl-C).
+left running (background jobs started by `make` would ignore Ctrl-C). The web app runs in
+one process per core (MEMSITE_WEB_PROCESSES): under gunicorn's arbiter with threaded
+(gthread) workers where gunicorn runs, else waitress in processes this command forks.
 """
 
 import contextlib
@@ -28,7 +30,7 @@ PR_SET_PDEATHSIG = 1
 
 
 class Command(BaseCommand):
-    help = "Serve Memory Curator with waitress and run the Huey task consumer beside it."
+    help = "Serve Memory Curator on every core and run the Huey task consumer beside it."
     # System checks run before handle() (the default), so bad configuration stops start-up.
 
     def add_arguments(self, parser):
@@ -65,6 +67,8 @@ class Command(BaseCommand):
 
     def _serve(self, host, port, consumer):
         """Serve until SIGINT/SIGTERM; return an error message if the server could not start."""
+        if settings.WEB_SERVER == "gunicorn":
+            return self._serve_gunicorn(host, port, consumer)
         try:
             app = _wsgi_application()
             family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
@@ -72,7 +76,8 @@ class Command(BaseCommand):
         except OSError as exc:
             # Only when another program took the port after _ensure_port_free.
             return self._bind_error_message(host, port, exc)
-        self._workers = [_fork_worker(app, sock) for _ in range(settings.WEB_PROCESSES - 1)]
+        processes = settings.WEB_PROCESSES if hasattr(os, "fork") else 1  # Windows: one
+        self._workers = [_fork_worker(app, sock) for _ in range(processes - 1)]
         server = create_server(app, sockets=[sock], threads=_threads())
         self._watch_consumer(consumer)
         self._watch_workers()
@@ -88,6 +93,34 @@ class Command(BaseCommand):
             server.run()  # returns once a signal handler raised KeyboardInterrupt
         finally:
             self._stop_workers()
+        return None
+
+    def _serve_gunicorn(self, host, port, consumer):
+        """gunicorn's arbiter in this process: it forks the workers, replaces one that dies,
+        and stops them all on SIGINT (at once) or SIGTERM (requests finished first)."""
+        from memsite.gunicorn import serve
+
+        def ready(effective_host, effective_port):
+            self._watch_consumer(consumer)
+            self._announce(None, effective_host, effective_port, consumer.pid)
+            if settings.WEB_PROCESSES > 1:
+                self.stdout.write(
+                    f"{settings.WEB_PROCESSES} web processes serve the same port, "
+                    f"{settings.WEB_THREADS} request thread(s) each."
+                )
+                self.stdout.flush()
+
+        _share_before_fork()
+        code = serve(
+            _wsgi_application(),
+            host,
+            port,
+            ready,
+            on_worker=_warm_up_thread,
+            on_worker_exit=_flush_recalls,
+        )
+        if code and not self._consumer_died:
+            return "The web server stopped with an error (see the log above)."
         return None
 
     def _watch_workers(self):
@@ -248,3 +281,30 @@ def _warm_up():
     from retrieval.search import warm_up
 
     warm_up()
+
+
+def _flush_recalls():
+    """A worker's searches recorded since its last write (the recall log, access counts)."""
+    if "retrieval.search" in sys.modules:
+        from retrieval.search import flush_recalls
+
+        flush_recalls()
+
+
+def _warm_up_thread():
+    threading.Thread(target=_warm_up, name="search-warm-up", daemon=True).start()
+
+
+def _share_before_fork():
+    """Load jieba's dictionary (61 MB of a web process) before the workers fork, so they
+    share its pages instead of each loading its own; frozen, no garbage collection in a
+    worker writes to (and so copies) them. The rest of the warm-up follows the database
+    (postings, vector file) and runs in each worker."""
+    import gc
+
+    from retrieval import text, userdict
+
+    userdict.ensure_loaded()
+    text.tokens("预热 warm-up")
+    gc.freeze()
+
