@@ -307,4 +307,3 @@ def _share_before_fork():
     userdict.ensure_loaded()
     text.tokens("预热 warm-up")
     gc.freeze()
-
