@@ -207,3 +207,28 @@ def test_a_date_that_cannot_be_a_filter_is_shown_as_ignored(client_in, hangzhou)
 def test_a_date_range_up_to_the_last_day_of_the_calendar_still_searches(client_in, hangzhou):
     response = client_in.get(URL, {"q": "杭州", "time_from": "0001-01-01", "time_to": "9999-12-31"})
     assert response.status_code == 200
+
+
+def test_each_result_shows_the_signals_that_moved_it_in_both_languages(owner, client_in):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from tests.search_helpers import session, turn
+
+    s = session(owner)
+    trip = turn(s, "Caroline and I drove to the coast", when=timezone.now() - timedelta(days=2))
+    page = client_in.get(URL, {"q": "Where did Caroline drive yesterday?"}).content.decode()
+    assert f"turn #{trip.id}" in page
+    assert 'data-signal="name"' in page and "Shares a name with the question: Caroline" in page
+    assert 'data-signal="time"' not in page  # the trip was the day before yesterday
+    page = client_in.get(URL, {"q": "Where did Caroline drive 2 days ago?"}).content.decode()
+    assert 'data-signal="time"' in page and "In the time range searched first: 2 days ago" in page
+
+
+def test_the_signals_read_in_chinese(owner, chinese_client):
+    from tests.search_helpers import fact
+
+    fact(owner, "张伟在杭州开了一家咖啡店")
+    page = chinese_client.get(URL, {"q": "张伟的咖啡店在哪"}).content.decode()
+    assert 'data-signal="name"' in page and "与问题提到同一个名字：张伟" in page

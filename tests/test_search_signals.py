@@ -157,3 +157,17 @@ def test_a_question_naming_two_things_finds_evidence_for_each(owner):
     assert {i.signals.get("part", {}).get("text") for i in result.items} >= set(
         result.signals["parts"]
     )
+
+
+def test_the_api_explains_the_signals_of_the_question_and_of_each_result(owner, api):
+    s = session(owner)
+    summer = turn(s, "我们去海边玩了，在青岛住了三天", when=at(2025, 7, 20))
+    turn(s, "周末在家看书", when=at(2026, 11, 1))
+    response = api.post("/search", {"query": "去年夏天我们去的海边", "explain": True})
+    body = response.json()
+    assert response.status_code == 200
+    assert body["signals"]["time"]["text"] == "去年夏天"
+    top = body["results"][0]
+    assert (top["kind"], top["id"]) == ("turn", summer.id) and top["signals"]["time"][
+        "text"
+    ] == "去年夏天"

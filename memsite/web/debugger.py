@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from curator.models import Actor, ConversationTurn, Fact, Owner, Session
 from lifecycle.tasks import reindex_task
+from memsite.templatetags.labels import codelabel
 from memsite.web.forms_debugger import COMPONENT_LABELS, CheckForm, DebuggerForm, WordForm
 from memsite.web.guide import note_first_search
 from memsite.web.render import render_page
@@ -141,7 +142,35 @@ def _row(item, query_tokens: list[str]) -> dict:
         "parts": parts,
         "segments": seg.words(f"{item.title}\n{item.content}"),
         "context_words": _context_words(item, query_tokens),
+        "signals": signal_lines(item.signals),
     }
+
+
+def signal_lines(signals: dict) -> list[dict]:
+    """The query's signals that moved a result (retrieval/signals.py), as sentences."""
+    lines = []
+    if memory := signals.get("memory"):
+        text = _("Found through the memory extracted from it: %(kind)s #%(id)s (+%(added).3f)")
+        lines.append(("memory", text % {**memory, "kind": codelabel(memory["kind"])}))
+    if previous := signals.get("previous"):
+        text = _("Found by meaning through the turn before it: #%(id)s (+%(added).3f)")
+        lines.append(("previous", text % previous))
+    if when := signals.get("time"):
+        text = _("In the time range searched first: %(text)s (%(start)s – %(end)s)")
+        dates = {"start": when["start"][:10], "end": when["end"][:10]}
+        lines.append(("time", text % {**when, **dates}))
+    if name := signals.get("name"):
+        text = _("Shares a name with the question: %(names)s (+%(added).3f)")
+        lines.append(("name", text % {"names": ", ".join(name["names"]), "added": name["added"]}))
+    if latest := signals.get("latest"):
+        if "supersedes" in latest:
+            text = _("A question about now: ranked above the fact it replaced (#%(supersedes)s)")
+        else:
+            text = _("A question about now: newer items first (newest #%(newest)s, +%(added).3f)")
+        lines.append(("latest", text % latest))
+    if part := signals.get("part"):
+        lines.append(("part", _("Best evidence for a part of the question: %(text)s") % part))
+    return [{"name": n, "text": t} for n, t in lines]
 
 
 def _context_words(item, query_tokens: list[str]) -> list[str]:
