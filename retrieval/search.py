@@ -754,41 +754,62 @@ def _cover_parts(ranked: list, parts: dict[str, list], cover: int) -> list:
     return out
 
 
-def search(
-    query: str,
-    *,
-    owner=None,
-    kinds: Iterable[str] | None = None,
-    limit: int = 10,
-    preset: str | None = None,
-    weights=None,
-    mode: str = "hybrid",
-    time_from: datetime | None = None,
-    time_to: datetime | None = None,
-    session_id: int | None = None,
-    include_inactive: bool = False,
-    k: int | None = None,
-    now: datetime | None = None,
-    caller: str = "api",
-    actor: str = Actor.AGENT,
-    record: bool = True,
-    agent_id: int | None = None,
-    fact_scopes: frozenset[str] | None = None,
-    sessions: frozenset[int] | None = None,
-    as_of: datetime | None = None,
-    params: dict | None = None,
-    use_signals: bool = True,
-) -> SearchResult:
-    """Hybrid search with full breakdowns. `record=False` (the debugger) neither bumps
-    access counters nor writes the recall log: looking is not recalling.
+@dataclass(frozen=True)
+class SearchRequest:
+    """One search, as every caller builds it (the API and MCP, the debugger, /context,
+    replays, regression checks), like backends.Filters is for the filters.
 
-    `agent_id` is the agent receiving the results (the recall log says who got what);
-    `fact_scopes` and `sessions` are its read limits (see backends.Filters).
+    `record=False` (the debugger) neither bumps access counters nor writes the recall log:
+    looking is not recalling. `agent_id` is the agent receiving the results (the recall log
+    says who got what); `fact_scopes` and `sessions` are its read limits (backends.Filters).
     `as_of` answers with the memory as it stood then: facts active at that moment, as they
     read then (curator.timetravel), and episodes, turns and attachments recorded before it;
     freshness is measured from it. Such a look back is never recorded as a recall.
     `params` are kept with the recall log entry (who asked, through what), for replays.
     `use_signals=False` ranks by the two channels alone (no memory keys, time, names...)."""
+
+    query: str
+    owner: object = None
+    kinds: Iterable[str] | None = None
+    limit: int = 10
+    preset: str | None = None
+    weights: object = None  # a dict of proportions (and half_life_days) or scoring.Weights
+    mode: str = "hybrid"
+    time_from: datetime | None = None
+    time_to: datetime | None = None
+    session_id: int | None = None
+    include_inactive: bool = False
+    k: int | None = None
+    now: datetime | None = None
+    caller: str = "api"
+    actor: str = Actor.AGENT
+    record: bool = True
+    agent_id: int | None = None
+    fact_scopes: frozenset[str] | None = None
+    sessions: frozenset[int] | None = None
+    as_of: datetime | None = None
+    params: dict | None = None
+    use_signals: bool = True
+
+
+def search(request: SearchRequest | str, /, **changes) -> SearchResult:
+    """Hybrid search with full breakdowns, for a SearchRequest (or its query, with the other
+    fields as keyword arguments: `search("杭州", owner=owner, record=False)`)."""
+    if not isinstance(request, SearchRequest):
+        request = SearchRequest(request, **changes)
+    elif changes:
+        request = replace(request, **changes)
+    return _search(request)
+
+
+def _search(r: SearchRequest) -> SearchResult:
+    query, owner, kinds, limit, preset, weights = (
+        r.query, r.owner, r.kinds, r.limit, r.preset, r.weights,
+    )  # fmt: skip
+    mode, time_from, time_to, session_id = r.mode, r.time_from, r.time_to, r.session_id
+    include_inactive, k, now, caller, actor = r.include_inactive, r.k, r.now, r.caller, r.actor
+    record, agent_id, fact_scopes, sessions = r.record, r.agent_id, r.fact_scopes, r.sessions
+    as_of, params, use_signals = r.as_of, r.params, r.use_signals
     started = time.perf_counter()
     if mode not in MODES:
         raise SearchError(_("Unknown mode %(mode)s.") % {"mode": mode})

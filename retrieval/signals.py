@@ -27,7 +27,7 @@ NOT_NAMES = (
         "will would could should can may might has have had the a an in on at my your his her "
         "their our its it this that these those there here and or but if so yes no not please "
         "tell remind remember hey hi hello thanks okay ok also then after before since during "
-        "anything something everything anyone someone everyone".split()
+        "anything something everything anyone someone everyone assistant user bot ai".split()
     )
     | frozenset(timeparse.EN_MONTHS)
     | frozenset(timeparse.EN_WEEKDAYS)

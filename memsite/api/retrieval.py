@@ -111,7 +111,7 @@ def search(request, payload: SearchIn):
 def run_search(agent: ApiToken | None, payload: SearchIn, caller: str = "api") -> dict:
     limits = read_limits(agent)
     try:
-        result = searching.search(
+        request = searching.SearchRequest(
             payload.query,
             owner=owner(),
             kinds=payload.kinds,
@@ -129,6 +129,7 @@ def run_search(agent: ApiToken | None, payload: SearchIn, caller: str = "api") -
             sessions=limits.sessions,
             as_of=payload.as_of,
         )
+        result = searching.search(request)
     except searching.SearchError as exc:
         raise ApiError(422, "invalid_search", str(exc)) from None
     return result.to_dict(explain=payload.explain)

@@ -33,7 +33,7 @@ from retrieval.explain import why_not
 from retrieval.indexing import keyword_context, vector_state
 from retrieval.models import Kind, RecallLog, RegressionCheck, ReindexRun
 from retrieval.regression import params_from_args, run_all, run_check
-from retrieval.search import SearchError, search
+from retrieval.search import SearchError, SearchRequest, search
 
 COLORS = {
     "semantic": "#2f5bd3",
@@ -102,9 +102,10 @@ def _analysis(request: HttpRequest, form: DebuggerForm, owner: Owner) -> dict:
     query = form.cleaned_data["q"].strip()
     args = form.search_args()
     try:
-        result = search(
+        request = SearchRequest(
             query, owner=owner, record=False, caller="debugger", actor=Actor.PERSON, **args
         )
+        result = search(request)
     except SearchError as exc:
         return {"search_error": str(exc)}
     note_first_search(owner)
