@@ -423,13 +423,16 @@ class _Channels:
 _EMBEDDING_POOL = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="embed")
 
 
-def _run_channels(query: str, f: Filters, mode: str, k: int, timings: dict) -> _Channels:
+def _run_channels(
+    query: str, f: Filters, mode: str, k: int, timings: dict, meaning: str | None = None
+) -> _Channels:
     """The query embedding and then KNN run in a worker thread while FTS runs here. The
     engine releases the GIL and runs on one OpenMP thread (settings), and SQLite releases it
     too, so the two use both cores: the slower of the two is the wait, not their sum."""
     out = _Channels()
     want_vec, want_kw = mode in ("hybrid", "semantic"), mode in ("hybrid", "keyword")
-    vector = _start_vector(query, f, k, out, inline=not want_kw) if want_vec else None
+    meaning = meaning or query  # what the vector channel embeds (signals.person_lines)
+    vector = _start_vector(meaning, f, k, out, inline=not want_kw) if want_vec else None
     if want_kw:
         started = time.perf_counter()
         try:
@@ -583,7 +586,7 @@ def _search_range_first(
         return None
     started = time.perf_counter()
     scoped = replace(f, time_from=wanted.start, time_to=wanted.end)
-    inner = _run_channels(query, scoped, mode, k, {})
+    inner = _run_channels(query, scoped, mode, k, {}, asked.person)
     channels.keyword = _union(channels.keyword, inner.keyword)
     channels.vector = _union(channels.vector, inner.vector)
     channels.rows.update(inner.rows)
@@ -693,6 +696,30 @@ def _boosts(asked, searched, live: dict, candidates) -> dict[tuple, list]:
             share = LATEST_SHARE * (1 - position / len(current))
             boosts.setdefault(c.key, []).append(("latest", share, {"newest": position + 1}))
     return boosts
+
+
+# Each channel's best hit stays within the top 5: the fused ranking then never misses what
+# either channel alone ranks first (on the tuning splits R@5 +0.2 LoCoMo, +2.0 zh, +3.2 en).
+CHANNEL_BEST_WITHIN = 5
+
+
+def _channel_bests_kept(ranked: list, within: int) -> list:
+    """The keyword and the vector channel's best candidates moved into the top `within`
+    (at its end, in rank order) when the fusion put them below it."""
+    bests = []
+    for channel in ("keyword", "vector"):
+        found = [s for s in ranked if s.ranks.get(channel)]
+        if found:
+            best = min(found, key=lambda s: s.ranks[channel])
+            if best not in ranked[:within] and best not in bests:
+                bests.append(best)
+    if not bests:
+        return ranked
+    head = [s for s in ranked[:within] if s not in bests][: within - len(bests)]
+    out = head + sorted(bests, key=ranked.index) + [s for s in ranked if s not in head + bests]
+    for n, s in enumerate(out, 1):
+        s.rank = n
+    return out
 
 
 def _range_first(ranked: list, live: dict, searched: signals.TimeRange) -> list:
@@ -845,7 +872,7 @@ def _search(r: SearchRequest) -> SearchResult:
     if use_signals and Kind.TURN in f.kinds and Kind.FACT not in f.kinds:
         search_f = replace(f, kinds=(*f.kinds, Kind.FACT.value))
     timings["signals"] = (time.perf_counter() - t0) * 1000
-    channels = _run_channels(query, search_f, mode, k, timings)
+    channels = _run_channels(query, search_f, mode, k, timings, asked.person)
     reasons = [f"{stage}: {msg}" for stage, msg in channels.unavailable]
     for stage, message in channels.failures:
         record_failure(owner, stage, message, query, actor)
@@ -886,6 +913,7 @@ def _search(r: SearchRequest) -> SearchResult:
     ranked = scoring.rank(candidates, effective, score_params, links)
     if search_f is not f:  # facts searched only as keys
         ranked = [s for s in ranked if s.kind in f.kinds]
+    ranked = _channel_bests_kept(ranked, min(limit, CHANNEL_BEST_WITHIN))
     if searched is not None:
         ranked = _range_first(ranked, live, searched)
     ranked = _cover_parts(ranked, parts, min(limit, PART_COVER))

@@ -171,3 +171,18 @@ def test_the_api_explains_the_signals_of_the_question_and_of_each_result(owner, 
     assert (top["kind"], top["id"]) == ("turn", summer.id) and top["signals"]["time"][
         "text"
     ] == "去年夏天"
+
+
+def test_a_transcript_as_the_query_is_searched_by_meaning_through_the_persons_lines(owner):
+    from tests.search_helpers import episode
+
+    show = episode(owner, "用户在元旦晚会上表演了魔术节目", when=at(2026, 1, 1))
+    episode(owner, "用户周末和朋友去香山爬山，看了红叶", when=at(2026, 10, 1))
+    transcript = (
+        "Bart: 元旦晚会我要上台表演，有点紧张\n"
+        "Assistant: 别紧张！就像你上次去香山爬山看红叶一样，一步一步来\n"
+        "Assistant: 爬山的时候你也很勇敢，看红叶那天你也很开心"
+    )
+    assert signals.analyse(transcript, NOW).person == "Bart: 元旦晚会我要上台表演，有点紧张"
+    result = search(transcript, owner=owner, mode="semantic", now=NOW, record=False)
+    assert keys(result)[0] == ("episode", show.id)
