@@ -186,3 +186,19 @@ def test_a_transcript_as_the_query_is_searched_by_meaning_through_the_persons_li
     assert signals.analyse(transcript, NOW).person == "Bart: 元旦晚会我要上台表演，有点紧张"
     result = search(transcript, owner=owner, mode="semantic", now=NOW, record=False)
     assert keys(result)[0] == ("episode", show.id)
+
+
+def test_each_channels_best_hit_stays_in_the_top_five():
+    from retrieval.scoring import Scored
+    from retrieval.search import _channel_bests_kept
+
+    def scored(n, keyword=None, vector=None):
+        return Scored("fact", n, 1 - n / 100, n, "both", {"keyword": keyword, "vector": vector})
+
+    # The fusion ranked the vector channel's best 9th and the keyword channel's best 7th.
+    ranked = [scored(n, keyword=n + 1, vector=n + 2) for n in range(1, 7)]
+    ranked += [scored(7, keyword=1), scored(8), scored(9, vector=1)]
+    kept = _channel_bests_kept(ranked, 5)
+    assert [s.object_id for s in kept[:5]] == [1, 2, 3, 7, 9]
+    assert [s.rank for s in kept] == list(range(1, 10))
+    assert _channel_bests_kept(kept, 5) == kept  # nothing to move: the order stays
