@@ -47,6 +47,7 @@ _ANCHOR_EN = re.compile(
 _ANCHOR_ZH = re.compile(r"(?:我们|我)?([\u4e00-\u9fff]{2,6}?)(之前|以前|之后|以后)")
 _CONJ_EN = re.compile(r"\s+(?:and|or|vs\.?|versus)\s+", re.IGNORECASE)
 _CONJ_ZH = re.compile(r"和|与|跟|还是|以及")
+PARTS_MAX_WORDS = 20  # a longer line is not a question naming two things
 QUESTION_WORDS = frozenset(
     "谁 什么 哪 哪里 哪儿 哪个 多少 几 是否 怎样 如何 吗 呢 "
     "who what which when where why how whether".split()
@@ -80,6 +81,10 @@ class QuerySignals:
 
 def analyse(query: str, now: datetime) -> QuerySignals:
     query = query or ""
+    # A transcript as the query: whether it asks about now, or about two things, is a
+    # question's shape, read from its last line ("and" is in every other line of a dialogue).
+    last = next((line for line in reversed(query.splitlines()) if line.strip()), "")
+    asking = last if len(seg.words(last)) <= PARTS_MAX_WORDS else ""
     time = timeparse.parse_time(query, now)
     anchor, side = ("", "") if time else find_anchor(query)
     return QuerySignals(
@@ -87,8 +92,8 @@ def analyse(query: str, now: datetime) -> QuerySignals:
         time=time,
         anchor=anchor,
         anchor_side=side,
-        latest=bool(_LATEST.search(query)),
-        parts=tuple(split_parts(query)),
+        latest=bool(_LATEST.search(last)),
+        parts=tuple(split_parts(asking)) if asking else (),
         person=person_lines(query) if DIALOGUE_FOCUS else "",
     )
 
