@@ -920,7 +920,8 @@ def _search(r: SearchRequest) -> SearchResult:
     ranked = scoring.rank(candidates, effective, score_params, links)
     if search_f is not f:  # facts searched only as keys
         ranked = [s for s in ranked if s.kind in f.kinds]
-    ranked = _channel_bests_kept(ranked, min(limit, CHANNEL_BEST_WITHIN))
+    if mode == "hybrid" and channels.keyword is not None and channels.vector is not None:
+        ranked = _channel_bests_kept(ranked, CHANNEL_BEST_WITHIN)
     if searched is not None:
         ranked = _range_first(ranked, live, searched)
     ranked = _cover_parts(ranked, parts, min(limit, PART_COVER))
