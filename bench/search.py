@@ -359,6 +359,7 @@ def measure(data: Path) -> dict:
         times, stages = timed_searches(qs, owner, mode)
         out[mode] = tuple(percentile(times, p) for p in (50, 95, 99))
     out["stages"] = {stage: percentile(ms, 50) for stage, ms in stages.items()}
+    out["signals"] = paired_signals(qs, owner)
     out["pss_mb"] = pss_mb()
     out["rss_mb"] = peak_rss_mb()
     out["busy"] = search_while_indexing(data, qs, owner, out["hybrid"][1])
@@ -404,6 +405,25 @@ def recorded_vs_not(qs: list[str], owner, block: int = 50) -> dict:
     return {
         name: [percentile(times[record], p) for p in (50, 95, 99)]
         for name, record in (("unrecorded", False), ("recorded", True))
+    }
+
+
+def paired_signals(qs: list[str], owner) -> dict:
+    """Hybrid search with and without the question's signals (retrieval/signals.py: names,
+    time, memory keys...), alternating query by query so a busy machine slows both alike."""
+    from retrieval.embedders import query_cache
+    from retrieval.search import search
+
+    times: dict[bool, list[float]] = {True: [], False: []}
+    for n, q in enumerate(qs * 2):
+        for use in (True, False) if n % 2 else (False, True):
+            query_cache.clear()
+            started = time.perf_counter()
+            search(q, owner=owner, caller="bench", use_signals=use)
+            times[use].append((time.perf_counter() - started) * 1000)
+    return {
+        "with": (percentile(times[True], 50), percentile(times[True], 95)),
+        "without": (percentile(times[False], 50), percentile(times[False], 95)),
     }
 
 
@@ -670,7 +690,13 @@ def main() -> None:
                 ),
             ]
         )
-        busy = r["busy"]
+        busy, sig = r["busy"], r["signals"]
+        extra.append(
+            f"- {r['n']:,}: hybrid p50 / p95 with the question's signals "
+            f"{sig['with'][0]:.1f} / {sig['with'][1]:.1f} ms, without "
+            f"{sig['without'][0]:.1f} / {sig['without'][1]:.1f} ms (alternating, "
+            f"{(sig['with'][1] / sig['without'][1] - 1) * 100:+.0f}% at p95)"
+        )
         extra.append(
             f"- {r['n']:,}: hybrid p95 while another process indexes new items: "
             f"{busy['busy_p95']:.1f} ms ({busy['searches']} searches) against "

@@ -24,6 +24,7 @@ from retrieval import text as seg
 from retrieval.indexing import document_text, item_time
 from retrieval.models import Kind, SearchDoc
 from retrieval.search import (
+    SearchRequest,
     SearchResult,
     display_text,
     gate,
@@ -112,7 +113,7 @@ def why_not(
     """Explain one item for one query (runs the search unless given its result)."""
     kind = Kind(kind).value
     if result is None:
-        result = search(query, record=False, **search_args)
+        result = search(SearchRequest(query, record=False, **search_args))
     obj = load_items([(kind, object_id)]).get((kind, object_id))
     if obj is None:
         return WhyNot(

@@ -18,7 +18,7 @@ from curator.attachments import TYPE_GROUPS
 from curator.episodes import json_has
 from curator.models import Attachment, Episode, Owner
 from retrieval.backends import Filters, keyword_hits
-from retrieval.search import search
+from retrieval.search import SearchRequest, search
 
 SEARCH_LIMIT = 1000
 SUGGESTIONS = 5
@@ -98,7 +98,10 @@ def find_attachments(owner: Owner, q: str = "", direction: str = "", kind: str =
     q = q.strip()
     if not q:
         return Found(found.order_by("-created_at", "-id"))
-    result = search(q, owner=owner, kinds=["attachment"], limit=50, record=False, caller="page")
+    request = SearchRequest(
+        q, owner=owner, kinds=["attachment"], limit=50, record=False, caller="page"
+    )
+    result = search(request)
     matched = [i.id for i in result.items if i.found_by in ("keyword", "both")]
     literal = found.filter(_literal(ATTACHMENT_TEXT, q)).exclude(pk__in=matched)
     ids = matched + list(literal.values_list("pk", flat=True))

@@ -21,7 +21,7 @@ from django.utils.dateparse import parse_datetime
 from curator import timetravel
 from curator.models import Fact, FactStatus, MemoryEvent, Owner
 from retrieval.models import Kind, RecallHit, RecallLog
-from retrieval.search import display_text, load_items, search
+from retrieval.search import SearchRequest, display_text, load_items, search
 
 DEFAULT_LIMIT = 10
 
@@ -213,7 +213,7 @@ def _date(value) -> datetime | None:
 
 def _now_items(log: RecallLog) -> tuple[list[Item], str]:
     args = _search_args(log)
-    result = search(args.pop("query"), **args, record=False, caller="replay", actor="person")
+    result = search(SearchRequest(**args, record=False, caller="replay", actor="person"))
     items = [
         Item(i.kind, i.id, i.rank, i.score, i.content, i.title, i.status) for i in result.items
     ]

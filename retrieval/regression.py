@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from retrieval.models import RegressionCheck
-from retrieval.search import MAX_LIMIT, search
+from retrieval.search import MAX_LIMIT, SearchRequest, search
 
 SAVED = (
     "preset",
@@ -49,7 +49,7 @@ def _search_args(params: dict) -> dict:
 
 def run_check(check: RegressionCheck, now: datetime | None = None) -> dict:
     """Run one check, store and return its result: pass/fail and each expected fact's rank."""
-    result = search(
+    request = SearchRequest(
         check.query,
         owner=check.owner,
         limit=MAX_LIMIT,
@@ -58,6 +58,7 @@ def run_check(check: RegressionCheck, now: datetime | None = None) -> dict:
         now=now,
         **_search_args(check.params),
     )
+    result = search(request)
     ranks = {s.object_id: s.rank for s in result.ranked if s.kind == "fact"}
     rows = []
     for fact_id in check.must_include:

@@ -159,6 +159,9 @@ class Scored:
     found_by: str  # "keyword", "vector", "both" or "none"
     ranks: dict[str, int | None]
     breakdown: dict[str, Component] = field(default_factory=dict)
+    # The query's own signals that moved this score (see Links): memory, turn before, time,
+    # name, latest, part. Each says what it found and how much it added.
+    signals: dict[str, dict] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, int]:
@@ -181,6 +184,7 @@ class Scored:
                 }
                 for name, c in self.breakdown.items()
             },
+            "signals": self.signals,
         }
 
 
@@ -272,11 +276,77 @@ def score_one(c: Candidate, weights: Weights, params: Params, ranges: Ranges) ->
     return Scored(c.kind, c.object_id, total, 0, _found_by(c), ranks, breakdown)
 
 
-def rank(candidates: list[Candidate], weights: Weights, params: Params) -> list[Scored]:
-    """Every candidate scored and ranked (1 = best)."""
+# How much of an item's relevance a turn inherits from what stands for it elsewhere: a memory
+# extracted from it, and (vector channel only: keywords have the context column) the turn
+# before it. Measured on LoCoMo's tuning split (docs/retrieval.md#memory-keys).
+MEMORY_SHARE = 0.9
+PREVIOUS_SHARE = 0.6
+
+
+@dataclass
+class Links:
+    """What the search knows beyond each candidate's own channels (all keyed by candidate key).
+
+    - memory: a turn -> the facts extracted from it: the turn is found through them too;
+    - previous: a turn -> the turn before it: an answer is found through its question;
+    - boosts: a key -> [(signal, share, detail)]: the score grows by `share` of itself
+      (capped at 1), so a boost reorders items of similar relevance and never lifts an
+      irrelevant item above a relevant one far ahead of it; items without it keep their score.
+    """
+
+    memory: dict[tuple, list[tuple]] = field(default_factory=dict)
+    previous: dict[tuple, tuple] = field(default_factory=dict)
+    boosts: dict[tuple, list[tuple[str, float, dict]]] = field(default_factory=dict)
+
+
+def _relevance(s: Scored) -> float:
+    return s.breakdown["semantic"].contribution + s.breakdown["keyword"].contribution
+
+
+def _lift(s: Scored, name: str, source: Scored, share: float, inherited: float) -> None:
+    """Raise s's relevance to `share` of what `source` has, when that is more than its own."""
+    own = _relevance(s)
+    if share * inherited > own:
+        s.score = clamp01(s.score - own + share * inherited)
+        s.signals[name] = {
+            "kind": source.kind,
+            "id": source.object_id,
+            "relevance": round(share * inherited, 6),
+            "added": round(share * inherited - own, 6),
+        }
+
+
+def apply_links(scored: list[Scored], links: Links) -> None:
+    by_key = {s.key: s for s in scored}
+    base = {s.key: (_relevance(s), s.breakdown["semantic"].contribution) for s in scored}
+    for key, facts in links.memory.items():
+        turn = by_key.get(key)
+        sources = [by_key[f] for f in facts if f in by_key]
+        if turn and sources:
+            best = max(sources, key=lambda f: base[f.key][0])
+            _lift(turn, "memory", best, MEMORY_SHARE, base[best.key][0])
+    for key, before in links.previous.items():
+        turn, prev = by_key.get(key), by_key.get(before)
+        if turn and prev and prev.ranks.get("vector"):
+            _lift(turn, "previous", prev, PREVIOUS_SHARE, base[prev.key][1])
+    for key, boosts in links.boosts.items():
+        if (s := by_key.get(key)) is None:
+            continue
+        for name, share, detail in boosts:
+            before = s.score
+            s.score = clamp01(s.score * (1.0 + share))
+            s.signals[name] = {**detail, "added": round(s.score - before, 6)}
+
+
+def rank(
+    candidates: list[Candidate], weights: Weights, params: Params, links: Links | None = None
+) -> list[Scored]:
+    """Every candidate scored and ranked (1 = best); `links` adds the query's signals."""
     ranges, unit = Ranges.of(candidates), weights.normalised()
     ages = {c.key: c.age_days for c in candidates}
     scored = [score_one(c, unit, params, ranges) for c in candidates]
+    if links is not None:
+        apply_links(scored, links)
     # Ties: newer first, then kind and higher id: deterministic and meaningful.
     scored.sort(key=lambda s: (-s.score, ages[s.key], s.kind, -s.object_id))
     for position, item in enumerate(scored, 1):

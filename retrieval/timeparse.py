@@ -163,6 +163,7 @@ def _last_days(now: datetime, count: int, text: str) -> TimeRange:
 # Each rule: a compiled pattern and a function (match, now) -> TimeRange | None. Order
 # matters: longer, more specific expressions first.
 _N = r"(\d{1,2}|[一二两三四五六七八九十]{1,3})"
+IGN = re.IGNORECASE
 RULES: list[tuple[re.Pattern, object]] = []
 
 
@@ -233,6 +234,56 @@ def _cn_month(m, now):
     return _ago(now, back, "月", m[0])
 
 
+# Seasons (northern hemisphere, meteorological: spring is March to May). "去年夏天" /
+# "last summer" = the summer of the year named or the most recent one before the current
+# season; a school holiday is its usual months. Before the bare year rules: "去年" alone is
+# the whole year.
+SEASONS = {"spring": (3, 3), "summer": (6, 3), "autumn": (9, 3), "fall": (9, 3), "winter": (12, 3)}
+CN_SEASONS = {"春": "spring", "夏": "summer", "秋": "autumn", "冬": "winter"}
+CN_HOLIDAYS = {"暑假": (7, 2), "寒假": (1, 2)}
+
+
+def _span_months(year: int, month: int, count: int, text: str, now: datetime) -> TimeRange:
+    start = now.replace(year=year, month=month, day=1, hour=0, minute=0, second=0, microsecond=0)
+    end_month = month + count
+    end = start.replace(year=year + (end_month - 1) // 12, month=(end_month - 1) % 12 + 1)
+    return TimeRange(start, end, text)
+
+
+def _last_season(now: datetime, season: str, text: str, back: int) -> TimeRange:
+    """The season `back` seasons of its kind before the current or latest one (0: this one)."""
+    month, count = SEASONS[season]
+    year = now.year if (now.month, now.day) >= (month, 1) else now.year - 1
+    latest = _span_months(year, month, count, text, now)
+    if back == 0:
+        return latest
+    # A season under way is "this" one: "last summer" in July is the year before's.
+    back_years = back if latest.end > now else back - 1
+    return _span_months(year - back_years, month, count, text, now)
+
+
+@rule(r"(前年|去年|今年|明年)(?:的)?(?:([春夏秋冬])(?:天|季)|(暑假|寒假))")
+def _cn_season(m, now):
+    year = now.year + {"前年": -2, "去年": -1, "今年": 0, "明年": 1}[m[1]]
+    if m[3]:
+        month, count = CN_HOLIDAYS[m[3]]
+        return _span_months(year, month, count, m[0], now)
+    month, count = SEASONS[CN_SEASONS[m[2]]]
+    return _span_months(year, month, count, m[0], now)
+
+
+@rule(r"\b(last|this|past)\s+(spring|summer|autumn|fall|winter)\b", IGN)
+def _en_season(m, now):
+    back = 0 if m[1].lower() == "this" else 1
+    return _last_season(now, m[2].lower(), m[0], back)
+
+
+@rule(r"\b(?:(spring|summer|autumn|fall|winter)\s+(?:of\s+)?(\d{4}))\b", IGN)
+def _en_season_year(m, now):
+    month, count = SEASONS[m[1].lower()]
+    return _span_months(int(m[2]), month, count, m[0], now)
+
+
 @rule(r"前年|去年|今年")
 def _cn_year(m, now):
     return _year(now.year - {"前年": 2, "去年": 1, "今年": 0}[m[0]], m[0], now)
@@ -262,7 +313,6 @@ def _cn_month_only(m, now):
 _MONTH = "|".join(sorted(EN_MONTHS, key=len, reverse=True))
 _WEEKDAY = "|".join(EN_WEEKDAYS)
 _ORD = r"(\d{1,2})(?:st|nd|rd|th)?"
-IGN = re.IGNORECASE
 
 
 @rule(rf"\b({_MONTH})\.?\s+{_ORD}(?:,?\s+(\d{{4}}))?\b", IGN)

@@ -251,3 +251,28 @@ def test_the_presets_read_in_plain_words_in_both_languages(client_in):
     html = client_in.get(URL).content.decode()
     assert ">semibot<" not in html and 'value="semibot"' in html
     assert "Meaning and importance" not in html  # translated
+
+
+def test_each_result_shows_the_signals_that_moved_it_in_both_languages(owner, client_in):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from tests.search_helpers import session, turn
+
+    s = session(owner)
+    trip = turn(s, "Caroline and I drove to the coast", when=timezone.now() - timedelta(days=2))
+    page = client_in.get(URL, {"q": "Where did Caroline drive yesterday?"}).content.decode()
+    assert f"turn #{trip.id}" in page
+    assert 'data-signal="name"' in page and "Shares a name with the question: Caroline" in page
+    assert 'data-signal="time"' not in page  # the trip was the day before yesterday
+    page = client_in.get(URL, {"q": "Where did Caroline drive 2 days ago?"}).content.decode()
+    assert 'data-signal="time"' in page and "In the time range searched first: 2 days ago" in page
+
+
+def test_the_signals_read_in_chinese(owner, chinese_client):
+    from tests.search_helpers import fact
+
+    fact(owner, "张伟在杭州开了一家咖啡店")
+    page = chinese_client.get(URL, {"q": "张伟的咖啡店在哪"}).content.decode()
+    assert 'data-signal="name"' in page and "与问题提到同一个名字：张伟" in page

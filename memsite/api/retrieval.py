@@ -70,6 +70,13 @@ class SearchHit(Schema):
     )
     ranks: dict[str, Any] | None = None
     matched: list[str] | None = None
+    signals: dict[str, dict[str, Any]] | None = Field(
+        None,
+        description="The question's signals that moved this result (explain): memory (found "
+        "through a fact extracted from it), previous (through the turn before it), time (in "
+        "the range searched first), name (shares a name with the question), latest (a "
+        "question about now), part (best evidence for one thing the question names).",
+    )
 
 
 class SearchOut(Schema):
@@ -82,6 +89,12 @@ class SearchOut(Schema):
     weights: dict[str, float] | None = None
     candidates: int | None = None
     as_of: datetime | None = None
+    signals: dict[str, Any] | None = Field(
+        None,
+        description="What the question says beyond its words: names, time (a range it is "
+        "bound to), anchor (before / after an event), latest, parts, and searched_first "
+        "(the range searched before the whole memory).",
+    )
 
 
 @router.post(
@@ -98,7 +111,7 @@ def search(request, payload: SearchIn):
 def run_search(agent: ApiToken | None, payload: SearchIn, caller: str = "api") -> dict:
     limits = read_limits(agent)
     try:
-        result = searching.search(
+        request = searching.SearchRequest(
             payload.query,
             owner=owner(),
             kinds=payload.kinds,
@@ -116,6 +129,7 @@ def run_search(agent: ApiToken | None, payload: SearchIn, caller: str = "api") -
             sessions=limits.sessions,
             as_of=payload.as_of,
         )
+        result = searching.search(request)
     except searching.SearchError as exc:
         raise ApiError(422, "invalid_search", str(exc)) from None
     return result.to_dict(explain=payload.explain)

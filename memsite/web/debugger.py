@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from curator.models import Actor, ConversationTurn, Fact, Owner, Session
 from lifecycle.tasks import reindex_task
+from memsite.templatetags.labels import codelabel
 from memsite.web.forms_debugger import (
     COMPONENT_LABELS,
     PRESET_CHOICES,
@@ -38,7 +39,7 @@ from retrieval.explain import why_not
 from retrieval.indexing import keyword_context, vector_state
 from retrieval.models import Kind, RecallLog, RegressionCheck, ReindexRun
 from retrieval.regression import params_from_args, run_all, run_check
-from retrieval.search import SearchError, search
+from retrieval.search import SearchError, SearchRequest, search
 
 COLORS = {
     "semantic": "#2f5bd3",
@@ -116,9 +117,10 @@ def _analysis(request: HttpRequest, form: DebuggerForm, owner: Owner) -> dict:
     query = form.cleaned_data["q"].strip()
     args = form.search_args()
     try:
-        result = search(
+        request = SearchRequest(
             query, owner=owner, record=False, caller="debugger", actor=Actor.PERSON, **args
         )
+        result = search(request)
     except SearchError as exc:
         return {"search_error": str(exc)}
     note_first_search(owner)
@@ -182,7 +184,35 @@ def _row(item, query_tokens: list[str], absolute: scoring.Scored | None, gate: f
         "under_gate": gate_score < gate,
         "segments": seg.words(f"{item.title}\n{item.content}"),
         "context_words": _context_words(item, query_tokens),
+        "signals": signal_lines(item.signals),
     }
+
+
+def signal_lines(signals: dict) -> list[dict]:
+    """The query's signals that moved a result (retrieval/signals.py), as sentences."""
+    lines = []
+    if memory := signals.get("memory"):
+        text = _("Found through the memory extracted from it: %(kind)s #%(id)s (+%(added).3f)")
+        lines.append(("memory", text % {**memory, "kind": codelabel(memory["kind"])}))
+    if previous := signals.get("previous"):
+        text = _("Found by meaning through the turn before it: #%(id)s (+%(added).3f)")
+        lines.append(("previous", text % previous))
+    if when := signals.get("time"):
+        text = _("In the time range searched first: %(text)s (%(start)s – %(end)s)")
+        dates = {"start": when["start"][:10], "end": when["end"][:10]}
+        lines.append(("time", text % {**when, **dates}))
+    if name := signals.get("name"):
+        text = _("Shares a name with the question: %(names)s (+%(added).3f)")
+        lines.append(("name", text % {"names": ", ".join(name["names"]), "added": name["added"]}))
+    if latest := signals.get("latest"):
+        if "supersedes" in latest:
+            text = _("A question about now: ranked above the fact it replaced (#%(supersedes)s)")
+        else:
+            text = _("A question about now: newer items first (newest #%(newest)s, +%(added).3f)")
+        lines.append(("latest", text % latest))
+    if part := signals.get("part"):
+        lines.append(("part", _("Best evidence for a part of the question: %(text)s") % part))
+    return [{"name": n, "text": t} for n, t in lines]
 
 
 def _context_words(item, query_tokens: list[str]) -> list[str]:
