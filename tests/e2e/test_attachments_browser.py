@@ -39,8 +39,8 @@ def test_an_uploaded_image_is_found_by_its_description(
     assert preview.evaluate("img => img.naturalWidth") == 1  # served by the protected view
 
     page.goto(f"{live_server.url}/attachments/")
-    page.fill("input[name=q]", "那张猫的照片")
-    page.press("input[name=q]", "Enter")
+    page.fill(".attachment-filters input[name=q]", "那张猫的照片")
+    page.press(".attachment-filters input[name=q]", "Enter")
     rows = page.locator("table.attachments-table tbody tr")
     expect(rows).to_have_count(1)
     expect(rows.first).to_contain_text("cat.png")
