@@ -46,3 +46,10 @@ def chinese_client(client_in):
     client_in.cookies["django_language"] = "zh-hans"
     yield client_in
     translation.deactivate()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Browser tests run last: Playwright's sync API keeps an event loop running in the main
+    thread until the session ends, and code that calls async_to_sync there (the MCP endpoint,
+    the proxy's async client) refuses to run inside a running loop."""
+    items.sort(key=lambda item: "/e2e/" in str(item.path).replace("\\", "/"))

@@ -134,6 +134,13 @@ def _web_processes(proc, consumer_pid, count, gone=None):
     pytest.fail(f"expected {count} web processes, found {workers}")
 
 
+def _is_consumer(pid: int) -> bool:
+    """serve's task consumer: `python -m memsite consumer` (run_huey under the data dir's
+    consumer lock, memsite/core/consumer.py)."""
+    cmd = _cmdline(pid)
+    return "run_huey" in cmd or "memsite consumer" in cmd
+
+
 def _cmdline(pid):
     return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
 
@@ -155,7 +162,7 @@ def test_several_web_processes_serve_one_port_and_stop_together(env, tmp_path, s
         assert statuses == [statuses[0]] * 12 and 100 <= statuses[0] < 600, statuses
         # gunicorn's arbiter only watches its three workers; waitress serves in this one too.
         workers = _web_processes(proc, consumer_pid, 3 if server == "gunicorn" else 2)
-        consumers = [pid for pid in _children(proc.pid) if "run_huey" in _cmdline(pid)]
+        consumers = [pid for pid in _children(proc.pid) if _is_consumer(pid)]
         assert consumers == [consumer_pid]  # one consumer, however many web processes
         assert all(_children(pid) == [] for pid in workers)
         proc.send_signal(signum)
