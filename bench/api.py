@@ -300,13 +300,15 @@ def prepare(args) -> tuple[Path, str]:
     return data_dir, output.strip().splitlines()[-1]
 
 
-def start_server(data_dir: Path) -> tuple[subprocess.Popen, int]:
+def start_server(data_dir: Path, extra_env: dict | None = None) -> tuple[subprocess.Popen, int]:
+    """`manage.py serve` on a free port (with `extra_env` added); the process and its port."""
     env = {
         **os.environ,
         "MEMSITE_DATA_DIR": str(data_dir),
         "MEMSITE_API_RATE_LIMIT": "0",
         "MEMSITE_LOG_LEVEL": "WARNING",
         "MEMSITE_HUEY_IMMEDIATE": "false",
+        **(extra_env or {}),
     }
     log = open(data_dir / "server.log", "w")  # noqa: SIM115 (closed with the process)
     proc = subprocess.Popen(

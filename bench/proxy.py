@@ -24,7 +24,6 @@ import argparse
 import http.client
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -38,6 +37,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.fake_openai import FakeOpenAI  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "bench"))
+import api as api_bench  # noqa: E402  (its server start, shared)
 
 MESSAGES = [
     "我对花生过敏，推荐一道菜",
@@ -64,33 +66,8 @@ def manage(data_dir: Path, *args: str, env: dict | None = None) -> str:
 
 
 def start_server(data_dir: Path, upstream: str) -> tuple[subprocess.Popen, int]:
-    env = {
-        **os.environ,
-        "MEMSITE_DATA_DIR": str(data_dir),
-        "MEMSITE_API_RATE_LIMIT": "0",
-        "MEMSITE_LOG_LEVEL": "WARNING",
-        "MEMSITE_HUEY_IMMEDIATE": "false",
-        "MEMSITE_PROXY_UPSTREAM_URL": upstream,
-        "MEMSITE_PROXY_UPSTREAM_KEY": "sk-bench",
-    }
-    log = open(data_dir / "server.log", "w")  # noqa: SIM115 (closed with the process)
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "manage.py"), "serve", "--host", "127.0.0.1", "--port", "0"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=log,
-        text=True,
-        cwd=ROOT,
-    )
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        line = proc.stdout.readline()
-        if match := re.search(r"http://127\.0\.0\.1:(\d+)/", line):
-            return proc, int(match.group(1))
-        if proc.poll() is not None:
-            break
-    proc.terminate()
-    raise SystemExit(f"The server did not start; see {data_dir / 'server.log'}")
+    extra = {"MEMSITE_PROXY_UPSTREAM_URL": upstream, "MEMSITE_PROXY_UPSTREAM_KEY": "sk-bench"}
+    return api_bench.start_server(data_dir, extra)
 
 
 def stream_once(url: str, token: str, messages: list[dict]) -> tuple:
