@@ -60,7 +60,9 @@ def test_an_allergy_told_elsewhere_shows_beside_the_streamed_answer(
     expect(bubble).to_have_text(answer)
     panel = page.locator(".exchange").last
     expect(panel.locator("pre.context-text")).to_contain_text("花生")
-    expect(panel.locator("[data-item^='card:'] a")).to_have_attribute("href", "/cards/")
+    # The user card carries the allergy (the persona card may be there too, from earlier tests).
+    user_card = panel.locator("[data-item^='card:'] a", has_text="User.md")
+    expect(user_card).to_have_attribute("href", "/cards/")
     expect(panel.locator("[data-turn]")).to_have_count(2)  # the question and the answer
     sent = fake_openai.requests[-1]["body"]["messages"]
     assert sent[0]["role"] == "system" and "花生" in sent[0]["content"]
