@@ -1204,6 +1204,13 @@ def prune_recall_log(days: int | None = None, now: datetime | None = None) -> in
     return deleted
 
 
+def load_dictionary() -> None:
+    """jieba's dictionary and the user's words (61 MB of a web process): what segmenting the
+    first query would wait for. `serve` loads it before forking, so workers share it."""
+    userdict.ensure_loaded()
+    seg.tokens("预热 warm-up")
+
+
 def warm_up() -> None:
     """Load what the first search would otherwise wait for: jieba's dictionary, the local
     embedding engine, the vector matrix (1.4 s at 100k vectors) and the keyword postings
@@ -1211,8 +1218,7 @@ def warm_up() -> None:
     first search pays instead."""
 
     try:
-        userdict.ensure_loaded()
-        seg.tokens("预热 warm-up")
+        load_dictionary()
         state, _center = search_space()
         if state.ok and isinstance(get_embedder(), LocalEmbedder):
             get_embedder().query("预热 warm-up")

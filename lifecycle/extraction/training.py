@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lifecycle.extraction import features
+from lifecycle.extraction import features, rules
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
@@ -68,9 +68,7 @@ def labelled(lang: str, part: str = "") -> list[dict]:
 
 
 def _rule_type(text: str) -> str | None:
-    from lifecycle.extraction.rules import extract
-
-    found = extract(text)
+    found = rules.extract(text)
     return found[0].type if found and found[0].type in TYPES else None
 
 

@@ -10,6 +10,7 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
 from curator import generated, retention
+from curator.guard import rules as guard
 from curator.models import FactStatus
 from retrieval.models import Kind
 
@@ -105,6 +106,4 @@ def lasts(fact) -> str:
 @register.filter
 def guardrail_label(name: str) -> str:
     """A guardrail's stored name (a detector's is English) in the reader's language."""
-    from curator.guard import rules as guard
-
     return guard.detector_labels().get(name, name) if name else ""

@@ -302,8 +302,7 @@ def _share_before_fork():
     (postings, vector file) and runs in each worker."""
     import gc
 
-    from retrieval import text, userdict
+    from retrieval.search import load_dictionary
 
-    userdict.ensure_loaded()
-    text.tokens("预热 warm-up")
+    load_dictionary()
     gc.freeze()
