@@ -124,7 +124,7 @@ def recall(owner: Owner, now: datetime, agents: dict[str, ApiToken]) -> int:
     # No transaction around them: recalls may be written by the search's background writer.
     for at, key, query in planned:
         agent = agents[key]
-        result = search.search(
+        request = search.SearchRequest(
             query,
             owner=owner,
             limit=RECALL_LIMIT,
@@ -134,6 +134,7 @@ def recall(owner: Owner, now: datetime, agents: dict[str, ApiToken]) -> int:
             agent_id=agent.pk,
             fact_scopes=readable_scopes(agent),
         )
+        result = search.search(request)
         found = search.load_items((item.kind, item.id) for item in result.items)
         kept = {k for k, obj in found.items() if _existed(k[0], obj, at)}
         # The chat assistant asks for its context each turn; the others search.

@@ -43,7 +43,7 @@ from curator.models import Actor, Fact, Scope, Session
 from retrieval import budget as tb
 from retrieval import scoring, triggers
 from retrieval.backends import ALL_KINDS
-from retrieval.search import SearchResult, record_recall, resolve_owner, search
+from retrieval.search import SearchRequest, SearchResult, record_recall, resolve_owner, search
 
 log = logging.getLogger(__name__)
 EVIDENCE_MIN, EVIDENCE_MAX = 3, 5
@@ -432,22 +432,24 @@ def assemble(
     if recall.mode != "off" and query.strip():
         span = detection.times[0] if detection.times and recall.mode != "gated" else None
         result = search(
-            query,
-            owner=owner,
-            kinds=recall.kinds,
-            limit=EVIDENCE_MAX + 5,
-            preset=preset,
-            weights=weights,
-            time_from=span.start if span else None,
-            time_to=span.end if span else None,
-            now=now,
-            caller=caller,
-            actor=actor,
-            record=False,  # only what goes into the context counts as recalled (below)
-            agent_id=agent_id,
-            fact_scopes=fact_scopes,
-            sessions=sessions,
-            as_of=as_of,
+            SearchRequest(
+                query,
+                owner=owner,
+                kinds=recall.kinds,
+                limit=EVIDENCE_MAX + 5,
+                preset=preset,
+                weights=weights,
+                time_from=span.start if span else None,
+                time_to=span.end if span else None,
+                now=now,
+                caller=caller,
+                actor=actor,
+                record=False,  # only what goes into the context counts as recalled (below)
+                agent_id=agent_id,
+                fact_scopes=fact_scopes,
+                sessions=sessions,
+                as_of=as_of,
+            )
         )
         in_turns = {(b.meta["kind"], b.meta["id"]) for b in turns.blocks}
         in_turns |= _own_turns(result, _session(owner, exclude_session))
