@@ -592,14 +592,15 @@ def reindex_one(kind: str, object_id: int) -> None:
         _refresh_next_turn(obj)
 
 
-def index_keywords_now(sender, kind: str, object_id: int, **kwargs) -> None:
+def index_keywords_now(sender, kind: str, object_id: int, instance=None, **kwargs) -> None:
     """The receiver of curator.signals.item_written: the item's keyword row in the write's
     own transaction, so keyword search finds a memory the moment it is written; its vector
     follows from the queue (index_item). A failure here never fails the write: the queued
-    job indexes the item again."""
+    job indexes the item again. `instance`: the item as the writer just saved it (not read
+    back)."""
     try:
         with transaction.atomic():  # a savepoint: a failed index write leaves the write whole
-            obj = queryset(kind).filter(pk=object_id).first()
+            obj = instance or queryset(kind).filter(pk=object_id).first()
             if obj is None:
                 remove_item(kind, object_id)
             else:

@@ -223,7 +223,13 @@ def all_rules(owner: Owner | None = None):
 
 
 def active(owner: Owner | None = None) -> list[Matcher]:
-    return [matcher(rule) for rule in all_rules(owner) if rule.enabled]
+    """The owner's enabled rules, ready to match; remembered until the rules change (see
+    current_rules): every turn recorded and every memory proposed asks."""
+    return list(current_rules((owner or Owner.default()).pk))
+
+
+def _load_active(owner_id: int) -> list[Matcher]:
+    return [matcher(rule) for rule in all_rules(Owner(pk=owner_id)) if rule.enabled]
 
 
 # --------------------------------------------------------------------------------------
@@ -350,37 +356,45 @@ def text_rules(matchers: list[Matcher]) -> list[Matcher]:
     return [m for m in matchers if m.has_text and not m.fact_types and not m.scopes]
 
 
-# Owner id -> (the rules' stamp, their text matchers); see current_text_rules.
-_text_rules_seen: dict[int, tuple[tuple, list[Matcher]]] = {}
+# Owner id -> (the rules' stamp, their enabled matchers); see current_rules.
+_rules_seen: dict[int, tuple[tuple, list[Matcher]]] = {}
 
 
-def current_text_rules(owner_id: int) -> list[Matcher]:
-    """text_rules(active(owner)), remembered until the owner's rules change.
+def current_rules(owner_id: int) -> list[Matcher]:
+    """The owner's enabled rules as matchers, remembered until the rules change.
 
-    The recall writer masks every search's query with these, in a thread beside the
-    searches: rebuilt through the ORM each time they held the interpreter lock 1-17 ms per
-    recall, which the next search waited out. One raw indexed statement tells whether any
-    rule was added, removed or saved since (in whichever process).
+    Rebuilt through the ORM each time, they cost every recorded turn and every proposed
+    memory a query and the matchers' construction (and held the interpreter lock 1-17 ms
+    per recall, which the next search waited out). One raw indexed statement tells whether
+    any rule was added, removed or saved since, in whichever process: a rule changed on the
+    Guardrails page holds for the very next memory. Callers must not change the list.
     """
     stamp = _rules_stamp(owner_id)
-    seen = _text_rules_seen.get(owner_id)
+    seen = _rules_seen.get(owner_id)
     if seen and seen[0] == stamp:
         return seen[1]
     while True:  # the stamp read before the rules: a change made meanwhile shows next time
-        matchers = text_rules(active(Owner(pk=owner_id)))
+        matchers = _load_active(owner_id)
         after = _rules_stamp(owner_id)
-        if after == stamp:  # else active() created the built-in detectors, or a rule changed
+        if after == stamp:  # else all_rules() created the built-in detectors, or a rule changed
             break
         stamp = after
-    _text_rules_seen[owner_id] = (stamp, matchers)
+    _rules_seen[owner_id] = (stamp, matchers)
     return matchers
 
 
+def current_text_rules(owner_id: int) -> list[Matcher]:
+    """text_rules(active(owner)), for the recall writer: it masks every search's query with
+    these, in a thread beside the searches."""
+    return text_rules(current_rules(owner_id))
+
+
 def _rules_stamp(owner_id: int) -> tuple:
+    # enabled and action too: a QuerySet.update() of them leaves updated_at as it was
     with connection.cursor() as cur:
         cur.execute(
-            f"SELECT count(*), max(updated_at), total(id) FROM {GuardRule._meta.db_table} "
-            "WHERE owner_id = %s",
+            "SELECT count(*), max(updated_at), total(id), total(enabled), group_concat(action) "
+            f"FROM {GuardRule._meta.db_table} WHERE owner_id = %s",
             [owner_id],
         )
         return tuple(cur.fetchone())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import cached_property
 from typing import Any
 
 from django.core.exceptions import FieldDoesNotExist
@@ -66,8 +67,8 @@ class Clean:
     why_params: dict = field(default_factory=dict)
     token_id: int | None = None
 
-    @property
-    def key(self) -> str:
+    @cached_property
+    def key(self) -> str:  # content never changes once cleaned; routing asks several times
         return content_key(self.content)
 
     @property
@@ -256,7 +257,9 @@ def _parse_time(value: Any) -> datetime | None:
 def _turn(turn_id: Any, owner: Owner) -> ConversationTurn | None:
     if turn_id in (None, ""):
         return None
-    turn = ConversationTurn.objects.filter(pk=turn_id, session__owner=owner).first()
+    # a keyed lookup: .first() would sort by the turns' order (session, index) through a join
+    turn = ConversationTurn.objects.filter(pk=turn_id, session__owner=owner).order_by()[:1]
+    turn = next(iter(turn), None)
     if turn is None:
         raise InvalidCandidate(
             _("Conversation turn %(id)s does not exist.") % {"id": turn_id},

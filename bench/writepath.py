@@ -1,0 +1,195 @@
+"""The per-memory cost of the write path: `python bench/writepath.py [--memories N] [--profile]`.
+
+Memories are proposed as the consumer's extraction proposes them (lifecycle/extraction/
+extract.py `_commit`): actor "job", an operation id per candidate, the source turn set, inside
+the transaction that also marks the turn extracted; the keyword index is written in that
+transaction (curator.signals.item_written) as in the product. Three kinds, in turn:
+
+- written: a new memory of the learned extractor (no subject, no predicate);
+- superseded: a rules memory with a subject + predicate that an earlier one held;
+- boosted: a rules memory said again.
+
+Printed per kind: milliseconds and SQL statements per memory (every statement the connection
+ran, savepoints included). Then, once the queue ran, what the queued `index_item` job costs
+for a memory whose keyword row the write already made (its vector still to be written).
+
+Before this bench existed the write path cost about 53 ms and 20 statements per written
+memory (measured with a profiler at load 2-5, docs/performance.md "The write path").
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+from retrieval_kit import setup_django, table  # noqa: E402
+
+CITIES = ["杭州", "上海", "Munich", "Berlin", "成都", "Lisbon", "大理", "Oslo"]
+
+
+def turns(count: int) -> list:
+    """`count` user turns, one session, recorded as the API records them."""
+    from curator.conversations import record_turn
+
+    return [
+        record_turn("bench-writepath", i, "user", f"turn {i}: I went hiking on trail {i}").turn
+        for i in range(count)
+    ]
+
+
+def candidates(kind: str, turn, n: int):
+    """The candidate extraction would make from `turn` (the n-th memory of this kind)."""
+    from curator.writepath import Candidate
+
+    if kind == "written":
+        return Candidate(
+            content=f"The user went hiking on trail {n} with friend {n * 7}",
+            confidence=0.9,
+            source="learned",
+            source_turn_id=turn.pk,
+        )
+    if kind == "superseded":
+        return Candidate(
+            content=f"The user lives in {CITIES[n % len(CITIES)]} (move {n})",
+            subject="user",
+            predicate="location",
+            confidence=0.9,
+            source="rules",
+            source_turn_id=turn.pk,
+        )
+    return Candidate(  # boosted: the same statement again
+        content="The user likes oolong tea",
+        subject="user",
+        predicate="likes: tea",
+        type="preference",
+        confidence=0.9,
+        source="rules",
+        source_turn_id=turn.pk,
+    )
+
+
+def propose_one(kind: str, turn, n: int):
+    """One memory as extract._commit proposes it, in its own outer transaction."""
+    from django.db import transaction
+
+    from curator.models import ConversationTurn
+    from curator.writepath import propose
+
+    with transaction.atomic():
+        result = propose(
+            candidates(kind, turn, n),
+            actor="job",
+            operation_id=f"extract:{turn.pk}:{kind}:{n}",
+            scopes=None,
+        )
+        ConversationTurn.objects.filter(pk=turn.pk).update(extracted=True)
+    assert result.outcome == kind, (kind, result.outcome, result.event.payload)
+    return result
+
+
+def _seed_boost(turn) -> None:
+    from curator.writepath import propose
+
+    propose(candidates("boosted", turn, 0), actor="job")
+
+
+def measure(kind: str, pool: list, start: int, count: int, profile: cProfile.Profile | None):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as queries:
+        began = time.perf_counter()
+        if profile:
+            profile.enable()
+        for n in range(start, start + count):
+            propose_one(kind, pool[n % len(pool)], n)
+        if profile:
+            profile.disable()
+        seconds = time.perf_counter() - began
+    # the outer transaction and the turn's update belong to the caller, not the write path
+    own = [q for q in queries.captured_queries if not _callers(q["sql"])]
+    return seconds * 1000 / count, len(own) / count, len(queries) / count
+
+
+def _callers(sql: str) -> bool:
+    return sql.startswith(("BEGIN", "COMMIT")) or 'SET "extracted"' in sql
+
+
+def queued_index_cost(count: int) -> tuple[float, float]:
+    """ms and statements per memory of the queued index_item job, keywords already current
+    (the vector is stubbed out of the timing: it is the embedder's cost, not the write path's)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from curator.models import Fact
+    from retrieval import indexing
+
+    ids = list(Fact.objects.order_by("-pk").values_list("pk", flat=True)[:count])
+    with CaptureQueriesContext(connection) as queries:
+        began = time.perf_counter()
+        for pk in ids:
+            obj = indexing.queryset("fact").filter(pk=pk).first()
+            indexing.index_items("fact", [obj], embed=False)
+        seconds = time.perf_counter() - began
+    return seconds * 1000 / len(ids), len(queries) / len(ids)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--memories", type=int, default=300, help="per kind")
+    parser.add_argument("--profile", action="store_true", help="cProfile of the written kind")
+    args = parser.parse_args()
+    # The queue stores its jobs (as with a consumer running): a write's cost includes
+    # enqueueing its index job and card refresh, not running them.
+    setup_django("writepath", {"HUEY_IMMEDIATE": "0"})
+    from collections import deque
+
+    from django.db import connection
+
+    connection.queries_log = deque(maxlen=10**7)  # CaptureQueriesContext keeps them all
+
+    from curator.models import Fact
+
+    pool = turns(50)
+    for n in range(5):  # warm caches (guardrail rules, jieba, thresholds) outside the figures
+        propose_one("written", pool[0], 10_000 + n)
+    profile = cProfile.Profile() if args.profile else None
+    rows = []
+    for kind in ("written", "superseded", "boosted"):
+        if kind == "boosted":
+            _seed_boost(pool[0])
+        if kind == "superseded":
+            propose_one("written", pool[0], 20_000)  # unrelated; the chain starts below
+            from curator.writepath import Candidate, propose
+
+            propose(
+                Candidate(content="The user lives in Kyoto", subject="user", predicate="location"),
+                actor="job",
+            )
+        ms, own, total = measure(
+            kind, pool, 0, args.memories, profile if kind == "written" else None
+        )
+        rows.append([kind, round(ms, 2), round(own, 1), round(total, 1)])
+    index_ms, index_statements = queued_index_cost(min(args.memories, 200))
+    rows.append(["index_item job, keywords current", round(index_ms, 2), "", index_statements])
+    print(
+        f"{args.memories} memories per kind; {Fact.objects.count()} facts at the end; "
+        f"load {os.getloadavg()[0]:.1f}"
+    )
+    print(
+        table(["memory", "ms per memory", "write-path statements", "statements incl. caller"], rows)
+    )
+    if profile:
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(40)
+
+
+if __name__ == "__main__":
+    main()
