@@ -39,10 +39,13 @@ def turns(count: int) -> list:
     """`count` user turns, one session, recorded as the API records them."""
     from curator.conversations import record_turn
 
-    return [
-        record_turn("bench-writepath", i, "user", f"turn {i}: I went hiking on trail {i}").turn
+    from curator.models import ConversationTurn
+
+    ids = [
+        record_turn("bench-writepath", i, "user", f"turn {i}: I went hiking on trail {i}").turn.pk
         for i in range(count)
     ]
+    return list(ConversationTurn.objects.filter(pk__in=ids).select_related("session__owner"))
 
 
 def candidates(kind: str, turn, n: int):
@@ -87,6 +90,7 @@ def propose_one(kind: str, turn, n: int):
         result = propose(
             candidates(kind, turn, n),
             actor="job",
+            owner=turn.session.owner,
             operation_id=f"extract:{turn.pk}:{kind}:{n}",
             scopes=None,
         )

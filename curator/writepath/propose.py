@@ -10,12 +10,12 @@ from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
 
 from curator import thresholds
 from curator.guard import log as guard_log
 from curator.guard import rules as guard
 from curator.models import (
+    CANDIDATE_KEY_SQL,
     Actor,
     EventType,
     Fact,
@@ -166,9 +166,11 @@ def _route(clean: Clean, work: Work, operation_id: str | None, agent: int | None
 
 @dataclass
 class Known:
-    """What the database holds that routes a candidate, read in two statements (one of facts,
-    one of review items) instead of one per question: the same answers as duplicate_of,
-    current_holder, rejected_before and the waiting-item lookup, chosen in Python."""
+    """What the database holds that routes a candidate, read in two keyed statements (one of
+    facts, one of review items) instead of one per question: the same answers as
+    duplicate_of, current_holder, rejected_before and the waiting-item lookup, chosen in
+    Python. Raw SQL: compiling the ORM's queries cost more than running them, and the JSON
+    lookups must spell the candidate's key as its index does (PendingItem.Meta)."""
 
     duplicate: Fact | None = None  # duplicate_of
     holder: Fact | None = None  # current_holder(..., exclude_key=the candidate's key)
@@ -180,36 +182,27 @@ class Known:
         """`items`: also the review items (rejected, waiting); the person's own writes never
         look at them."""
         key, subject, predicate = clean.key, clean.subject, clean.predicate
-        # the same words (active or rejected), or the holder of the subject + predicate
-        same = Q(content_key=key, status__in=(FactStatus.ACTIVE, FactStatus.REJECTED))
+        sql, params = _SAME_WORDS, [owner.pk, key, subject, FactStatus.ACTIVE, FactStatus.REJECTED]
         if subject and predicate:
-            same |= Q(predicate=predicate, status=FactStatus.ACTIVE)
-        facts = list(Fact.objects.filter(same, owner=owner, subject=subject).order_by())
+            sql += _SAME_SLOT
+            params += [owner.pk, subject, predicate, FactStatus.ACTIVE, key]
+        facts = list(Fact.objects.raw(sql, params))
         known = cls()
         active = [f for f in facts if f.status == FactStatus.ACTIVE and f.predicate == predicate]
-        newest = (lambda f: f.updated_at, lambda f: (f.updated_at, f.pk))
         if dups := [f for f in active if f.content_key == key]:
-            known.duplicate = max(dups, key=newest[0])
-        if subject and predicate and (others := [f for f in active if f.content_key != key]):
-            known.holder = max(others, key=newest[1])
+            known.duplicate = max(dups, key=lambda f: f.updated_at)
+        if others := [f for f in active if f.content_key != key]:
+            known.holder = max(others, key=lambda f: (f.updated_at, f.pk))
         if items:
             known._read_items(clean, owner)
         if known.rejected is None:
-            gone = [f.pk for f in facts if f.status == FactStatus.REJECTED and f.content_key == key]
+            gone = [f.pk for f in facts if f.status == FactStatus.REJECTED]
             known.rejected = {"fact": min(gone)} if gone else None
         return known
 
     def _read_items(self, clean: Clean, owner: Owner) -> None:
-        found = list(
-            PendingItem.objects.filter(
-                owner=owner,
-                status__in=(PendingStatus.REJECTED, *OPEN),
-                candidate__content_key=clean.key,
-                candidate__subject=clean.subject,
-            )
-            .exclude(reason=PendingReason.DELETION)
-            .order_by("-created_at")  # the model's order: .first() of each question below
-        )
+        params = [clean.key, owner.pk, clean.subject, PendingStatus.REJECTED, *OPEN]
+        found = list(PendingItem.objects.raw(_SAME_ITEMS, [*params, PendingReason.DELETION]))
         rejected = [i for i in found if i.status == PendingStatus.REJECTED]
         if rejected:
             self.rejected = {"pending": rejected[0].pk}
@@ -219,6 +212,28 @@ class Known:
             if i.status in OPEN and (i.candidate or {}).get("predicate") == clean.predicate
         )
         self.waiting = next(waiting, None)
+
+
+_FACTS = Fact._meta.db_table
+# The same words (active: a duplicate; rejected: asked before), through fact_same_words ...
+_SAME_WORDS = (
+    f"SELECT * FROM {_FACTS} WHERE owner_id = %s AND content_key = %s AND subject = %s "
+    "AND status IN (%s, %s)"
+)
+# ... and the newest other active fact of the subject + predicate (the holder a new value
+# replaces, as current_holder picks it). `+status`: else SQLite walks fact_newest_first in
+# time order through every active fact of the owner, looking for one of this slot.
+_SAME_SLOT = (
+    f" UNION ALL SELECT * FROM (SELECT * FROM {_FACTS} WHERE owner_id = %s AND subject = %s "
+    "AND predicate = %s AND +status = %s AND content_key != %s ORDER BY updated_at DESC, id DESC "
+    "LIMIT 1)"
+)
+# Items with the same words and subject, ignored or waiting; newest first (the model's order).
+_SAME_ITEMS = (
+    f"SELECT * FROM {PendingItem._meta.db_table} WHERE {CANDIDATE_KEY_SQL} = %s "
+    "AND owner_id = %s AND json_extract(candidate, '$.subject') = %s "
+    "AND status IN (%s, %s, %s) AND reason != %s ORDER BY created_at DESC"
+)
 
 
 def current_holder(owner, subject: str, predicate: str, *, exclude_key: str = "", exclude=()):
