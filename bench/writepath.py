@@ -38,7 +38,6 @@ CITIES = ["杭州", "上海", "Munich", "Berlin", "成都", "Lisbon", "大理", 
 def turns(count: int) -> list:
     """`count` user turns, one session, recorded as the API records them."""
     from curator.conversations import record_turn
-
     from curator.models import ConversationTurn
 
     ids = [
@@ -99,6 +98,38 @@ def propose_one(kind: str, turn, n: int):
     return result
 
 
+def existing(facts: int, items: int) -> None:
+    """An install in use: `facts` memories (a third with a subject + predicate, as the rules
+    write them; the rest without, as the learned model does) and `items` decided review items.
+    Written in bulk, not through the write path: they are the background, not the figure."""
+    from curator.models import Fact, Owner, PendingItem
+    from curator.normalize import content_key
+
+    owner = Owner.default()
+    rows = []
+    for i in range(facts):
+        text = f"The user mentioned old thing number {i}"
+        slot = ("user", f"old: {i}") if i % 3 == 0 else ("", "")
+        rows.append(
+            Fact(owner=owner, content=text, content_key=content_key(text), subject=slot[0],
+                 predicate=slot[1], confidence=0.9)
+        )  # fmt: skip
+    Fact.objects.bulk_create(rows, batch_size=1000)
+    PendingItem.objects.bulk_create(
+        (
+            PendingItem(
+                owner=owner,
+                candidate={"content": f"old {i}", "content_key": f"old{i}", "subject": ""},
+                confidence=0.6,
+                reason="low_confidence",
+                status="rejected" if i % 2 else "confirmed",
+            )
+            for i in range(items)
+        ),
+        batch_size=1000,
+    )
+
+
 def _seed_boost(turn) -> None:
     from curator.writepath import propose
 
@@ -110,17 +141,17 @@ def measure(kind: str, pool: list, start: int, count: int, profile: cProfile.Pro
     from django.test.utils import CaptureQueriesContext
 
     with CaptureQueriesContext(connection) as queries:
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), time.process_time()
         if profile:
             profile.enable()
         for n in range(start, start + count):
             propose_one(kind, pool[n % len(pool)], n)
         if profile:
             profile.disable()
-        seconds = time.perf_counter() - began
+        seconds, cpu = time.perf_counter() - began, time.process_time() - cpu
     # the outer transaction and the turn's update belong to the caller, not the write path
     own = [q for q in queries.captured_queries if not _callers(q["sql"])]
-    return seconds * 1000 / count, len(own) / count, len(queries) / count
+    return seconds * 1000 / count, cpu * 1000 / count, len(own) / count, len(queries) / count
 
 
 def _callers(sql: str) -> bool:
@@ -138,17 +169,19 @@ def queued_index_cost(count: int) -> tuple[float, float]:
 
     ids = list(Fact.objects.order_by("-pk").values_list("pk", flat=True)[:count])
     with CaptureQueriesContext(connection) as queries:
-        began = time.perf_counter()
+        began, cpu = time.perf_counter(), time.process_time()
         for pk in ids:
             obj = indexing.queryset("fact").filter(pk=pk).first()
             indexing.index_items("fact", [obj], embed=False)
-        seconds = time.perf_counter() - began
-    return seconds * 1000 / len(ids), len(queries) / len(ids)
+        seconds, cpu = time.perf_counter() - began, time.process_time() - cpu
+    return seconds * 1000 / len(ids), cpu * 1000 / len(ids), len(queries) / len(ids)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--memories", type=int, default=300, help="per kind")
+    parser.add_argument("--facts", type=int, default=5000, help="memories there already")
+    parser.add_argument("--items", type=int, default=2000, help="review items there already")
     parser.add_argument("--profile", action="store_true", help="cProfile of the written kind")
     args = parser.parse_args()
     # The queue stores its jobs (as with a consumer running): a write's cost includes
@@ -162,6 +195,7 @@ def main() -> None:
 
     from curator.models import Fact
 
+    existing(args.facts, args.items)
     pool = turns(50)
     for n in range(5):  # warm caches (guardrail rules, jieba, thresholds) outside the figures
         propose_one("written", pool[0], 10_000 + n)
@@ -178,18 +212,30 @@ def main() -> None:
                 Candidate(content="The user lives in Kyoto", subject="user", predicate="location"),
                 actor="job",
             )
-        ms, own, total = measure(
+        ms, cpu, own, total = measure(
             kind, pool, 0, args.memories, profile if kind == "written" else None
         )
-        rows.append([kind, round(ms, 2), round(own, 1), round(total, 1)])
-    index_ms, index_statements = queued_index_cost(min(args.memories, 200))
-    rows.append(["index_item job, keywords current", round(index_ms, 2), "", index_statements])
+        rows.append([kind, round(ms, 2), round(cpu, 2), round(own, 1), round(total, 1)])
+    index_ms, index_cpu, index_statements = queued_index_cost(min(args.memories, 200))
+    rows.append(
+        ["index_item job, keywords current", round(index_ms, 2), round(index_cpu, 2), "",
+         index_statements]
+    )  # fmt: skip
     print(
-        f"{args.memories} memories per kind; {Fact.objects.count()} facts at the end; "
-        f"load {os.getloadavg()[0]:.1f}"
+        f"{args.memories} memories per kind, {args.facts} facts and {args.items} review items "
+        f"there before; {Fact.objects.count()} facts at the end; load {os.getloadavg()[0]:.1f}"
     )
     print(
-        table(["memory", "ms per memory", "write-path statements", "statements incl. caller"], rows)
+        table(
+            [
+                "memory",
+                "ms per memory",
+                "CPU ms",
+                "write-path statements",
+                "statements incl. caller",
+            ],
+            rows,
+        )
     )
     if profile:
         pstats.Stats(profile).sort_stats("cumulative").print_stats(40)
