@@ -223,13 +223,14 @@ def all_rules(owner: Owner | None = None):
 
 
 def active(owner: Owner | None = None) -> list[Matcher]:
-    """The owner's enabled rules, ready to match; remembered until the rules change (see
-    current_rules): every turn recorded and every memory proposed asks."""
-    return list(current_rules((owner or Owner.default()).pk))
+    """The owner's enabled rules, read and built now (current_rules remembers them)."""
+    return [matcher(rule) for rule in all_rules(owner) if rule.enabled]
 
 
-def _load_active(owner_id: int) -> list[Matcher]:
-    return [matcher(rule) for rule in all_rules(Owner(pk=owner_id)) if rule.enabled]
+def in_force(owner: Owner | None = None) -> list[Matcher]:
+    """active(owner), remembered until the rules change: what every recorded turn and every
+    proposed memory is checked against."""
+    return current_rules((owner or Owner.default()).pk)
 
 
 # --------------------------------------------------------------------------------------
@@ -318,7 +319,7 @@ def check_candidate(
     of a redacted review item), not a memory drawn from a masked turn.
     `review`: rules that send to review count too (a new candidate from anyone but the
     person); a blocking rule always wins over them."""
-    matchers = active(owner) if matchers is None else matchers
+    matchers = in_force(owner) if matchers is None else matchers
     for name, text in fields.items():
         if MASK in text and not masked_ok:
             at = text.index(MASK)
@@ -374,9 +375,9 @@ def current_rules(owner_id: int) -> list[Matcher]:
     if seen and seen[0] == stamp:
         return seen[1]
     while True:  # the stamp read before the rules: a change made meanwhile shows next time
-        matchers = _load_active(owner_id)
+        matchers = active(Owner(pk=owner_id))
         after = _rules_stamp(owner_id)
-        if after == stamp:  # else all_rules() created the built-in detectors, or a rule changed
+        if after == stamp:  # else active() created the built-in detectors, or a rule changed
             break
         stamp = after
     _rules_seen[owner_id] = (stamp, matchers)
@@ -478,7 +479,7 @@ def redact_turn(
 ) -> Redaction:
     """The turn as it may be stored: every redacting rule's spans masked, in the text and in
     any string inside the tool calls and results; `hits` says which rules masked what."""
-    everyone = active() if matchers is None else matchers
+    everyone = in_force() if matchers is None else matchers
     rules = transcript_rules(everyone, agent)
     if not rules:
         return Redaction(content, tool_calls, tool_results)
