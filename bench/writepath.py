@@ -9,12 +9,13 @@ transaction (curator.signals.item_written) as in the product. Three kinds, in tu
 - superseded: a rules memory with a subject + predicate that an earlier one held;
 - boosted: a rules memory said again.
 
-Printed per kind: milliseconds and SQL statements per memory (every statement the connection
-ran, savepoints included). Then, once the queue ran, what the queued `index_item` job costs
-for a memory whose keyword row the write already made (its vector still to be written).
+Printed per kind: milliseconds (wall and this process's CPU) and SQL statements per memory
+(every statement the connection ran, savepoints included), with `--facts` memories and
+`--items` decided review items already there (the routing reads must not grow with them).
 
-Before this bench existed the write path cost about 53 ms and 20 statements per written
-memory (measured with a profiler at load 2-5, docs/performance.md "The write path").
+Before the write path was reworked it cost about 53 ms and 20 statements per written memory
+(measured with a profiler at load 2-5); this bench on that code, same run conditions: see
+docs/performance.md "The write path".
 """
 
 from __future__ import annotations
@@ -158,25 +159,6 @@ def _callers(sql: str) -> bool:
     return sql.startswith(("BEGIN", "COMMIT")) or 'SET "extracted"' in sql
 
 
-def queued_index_cost(count: int) -> tuple[float, float]:
-    """ms and statements per memory of the queued index_item job, keywords already current
-    (the vector is stubbed out of the timing: it is the embedder's cost, not the write path's)."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext
-
-    from curator.models import Fact
-    from retrieval import indexing
-
-    ids = list(Fact.objects.order_by("-pk").values_list("pk", flat=True)[:count])
-    with CaptureQueriesContext(connection) as queries:
-        began, cpu = time.perf_counter(), time.process_time()
-        for pk in ids:
-            obj = indexing.queryset("fact").filter(pk=pk).first()
-            indexing.index_items("fact", [obj], embed=False)
-        seconds, cpu = time.perf_counter() - began, time.process_time() - cpu
-    return seconds * 1000 / len(ids), cpu * 1000 / len(ids), len(queries) / len(ids)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--memories", type=int, default=300, help="per kind")
@@ -216,11 +198,6 @@ def main() -> None:
             kind, pool, 0, args.memories, profile if kind == "written" else None
         )
         rows.append([kind, round(ms, 2), round(cpu, 2), round(own, 1), round(total, 1)])
-    index_ms, index_cpu, index_statements = queued_index_cost(min(args.memories, 200))
-    rows.append(
-        ["index_item job, keywords current", round(index_ms, 2), round(index_cpu, 2), "",
-         index_statements]
-    )  # fmt: skip
     print(
         f"{args.memories} memories per kind, {args.facts} facts and {args.items} review items "
         f"there before; {Fact.objects.count()} facts at the end; load {os.getloadavg()[0]:.1f}"
