@@ -225,6 +225,11 @@ class Fact(models.Model):
             # Lists (the API's /memories, the Facts page) show the newest change first: read
             # in index order, 50 facts of 10k take 8 ms instead of 40 (no sort of them all).
             models.Index(fields=["owner", "status", "updated_at", "id"], name="fact_newest_first"),
+            # The write path's "the same words" (duplicate, rejected before): without it SQLite
+            # read every active fact of the owner through fact_newest_first (docs/performance.md).
+            models.Index(
+                fields=["owner", "content_key", "subject", "status"], name="fact_same_words"
+            ),
         ]
         constraints = [
             models.CheckConstraint(
@@ -269,6 +274,14 @@ class PendingReason(models.TextChoices):
     PERSONAL = "personal_data", _("holds personal data")
 
 
+# A candidate's content key as the write path's raw lookup spells it (the index matches
+# only this very expression).
+CANDIDATE_KEY_SQL = "json_extract(candidate, '$.content_key')"
+CANDIDATE_KEY = models.Func(
+    models.F("candidate"), models.Value("$.content_key"), function="json_extract"
+)
+
+
 class PendingItem(models.Model):
     """A candidate memory waiting for the person (seed 000 memory_pending)."""
 
@@ -298,6 +311,11 @@ class PendingItem(models.Model):
         verbose_name = _("pending item")
         verbose_name_plural = _("pending items")
         ordering = ["-created_at"]
+        indexes = [
+            # The write path asks whether the same words wait or were ignored before: without
+            # it, every item of the owner had its candidate parsed (curator/writepath/propose.py).
+            models.Index(CANDIDATE_KEY, name="pending_content_key"),
+        ]
 
     def __str__(self) -> str:
         return str(self.candidate.get("content", ""))[:80]

@@ -21,10 +21,12 @@ turn_recorded = Signal()
 facts_changed = Signal()
 
 
-def changed(kind: str, object_id: int) -> None:
+def changed(kind: str, object_id: int, instance=None) -> None:
     """Announce a change: now to what must commit with it (item_written), and once the
-    surrounding transaction commits to the rest (never for a rolled-back one)."""
-    item_written.send(sender=kind, kind=kind, object_id=object_id)
+    surrounding transaction commits to the rest (never for a rolled-back one). `instance`:
+    the item as just saved, if the caller holds it (item_written's receiver need not read
+    the row it was told about back)."""
+    item_written.send(sender=kind, kind=kind, object_id=object_id, instance=instance)
     transaction.on_commit(lambda: item_changed.send(sender=kind, kind=kind, object_id=object_id))
 
 

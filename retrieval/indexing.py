@@ -587,19 +587,36 @@ def reindex_one(kind: str, object_id: int) -> None:
     if obj is None:
         remove_item(kind, object_id)
         return
-    index_items(kind, [obj])
+    if (doc := _keywords_current(kind, obj)) is None:
+        index_items(kind, [obj])
+    elif (state := vector_state()).ok and doc.vector_stale:  # only the vector is left to do
+        _embed([(doc, document_text(kind, obj))], state)
     if kind == Kind.TURN:
         _refresh_next_turn(obj)
 
 
-def index_keywords_now(sender, kind: str, object_id: int, **kwargs) -> None:
+def _keywords_current(kind: str, obj) -> SearchDoc | None:
+    """The item's SearchDoc when its keyword row and filter columns are up to date, as the
+    write's own transaction left them (index_keywords_now), else None: the queued job then
+    writes no keyword row again and takes no write lock for it, and only embeds."""
+    userdict.ensure_loaded()
+    doc = SearchDoc.objects.filter(kind=kind, object_id=obj.pk).first()
+    if doc is None or doc.fts_at is None or doc.fts_version != seg.version():
+        return None
+    if doc.content_hash != text_hash(document_text(kind, obj)):
+        return None
+    return doc if Meta.of_doc(doc) == Meta.of(kind, obj) else None
+
+
+def index_keywords_now(sender, kind: str, object_id: int, instance=None, **kwargs) -> None:
     """The receiver of curator.signals.item_written: the item's keyword row in the write's
     own transaction, so keyword search finds a memory the moment it is written; its vector
     follows from the queue (index_item). A failure here never fails the write: the queued
-    job indexes the item again."""
+    job indexes the item again. `instance`: the item as the writer just saved it (not read
+    back)."""
     try:
         with transaction.atomic():  # a savepoint: a failed index write leaves the write whole
-            obj = queryset(kind).filter(pk=object_id).first()
+            obj = instance or queryset(kind).filter(pk=object_id).first()
             if obj is None:
                 remove_item(kind, object_id)
             else:

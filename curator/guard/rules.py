@@ -223,7 +223,14 @@ def all_rules(owner: Owner | None = None):
 
 
 def active(owner: Owner | None = None) -> list[Matcher]:
+    """The owner's enabled rules, read and built now (current_rules remembers them)."""
     return [matcher(rule) for rule in all_rules(owner) if rule.enabled]
+
+
+def in_force(owner: Owner | None = None) -> list[Matcher]:
+    """active(owner), remembered until the rules change: what every recorded turn and every
+    proposed memory is checked against."""
+    return current_rules((owner or Owner.default()).pk)
 
 
 # --------------------------------------------------------------------------------------
@@ -312,7 +319,7 @@ def check_candidate(
     of a redacted review item), not a memory drawn from a masked turn.
     `review`: rules that send to review count too (a new candidate from anyone but the
     person); a blocking rule always wins over them."""
-    matchers = active(owner) if matchers is None else matchers
+    matchers = in_force(owner) if matchers is None else matchers
     for name, text in fields.items():
         if MASK in text and not masked_ok:
             at = text.index(MASK)
@@ -350,37 +357,45 @@ def text_rules(matchers: list[Matcher]) -> list[Matcher]:
     return [m for m in matchers if m.has_text and not m.fact_types and not m.scopes]
 
 
-# Owner id -> (the rules' stamp, their text matchers); see current_text_rules.
-_text_rules_seen: dict[int, tuple[tuple, list[Matcher]]] = {}
+# Owner id -> (the rules' stamp, their enabled matchers); see current_rules.
+_rules_seen: dict[int, tuple[tuple, list[Matcher]]] = {}
 
 
-def current_text_rules(owner_id: int) -> list[Matcher]:
-    """text_rules(active(owner)), remembered until the owner's rules change.
+def current_rules(owner_id: int) -> list[Matcher]:
+    """The owner's enabled rules as matchers, remembered until the rules change.
 
-    The recall writer masks every search's query with these, in a thread beside the
-    searches: rebuilt through the ORM each time they held the interpreter lock 1-17 ms per
-    recall, which the next search waited out. One raw indexed statement tells whether any
-    rule was added, removed or saved since (in whichever process).
+    Rebuilt through the ORM each time, they cost every recorded turn and every proposed
+    memory a query and the matchers' construction (and held the interpreter lock 1-17 ms
+    per recall, which the next search waited out). One raw indexed statement tells whether
+    any rule was added, removed or saved since, in whichever process: a rule changed on the
+    Guardrails page holds for the very next memory. Callers must not change the list.
     """
     stamp = _rules_stamp(owner_id)
-    seen = _text_rules_seen.get(owner_id)
+    seen = _rules_seen.get(owner_id)
     if seen and seen[0] == stamp:
         return seen[1]
     while True:  # the stamp read before the rules: a change made meanwhile shows next time
-        matchers = text_rules(active(Owner(pk=owner_id)))
+        matchers = active(Owner(pk=owner_id))
         after = _rules_stamp(owner_id)
         if after == stamp:  # else active() created the built-in detectors, or a rule changed
             break
         stamp = after
-    _text_rules_seen[owner_id] = (stamp, matchers)
+    _rules_seen[owner_id] = (stamp, matchers)
     return matchers
 
 
+def current_text_rules(owner_id: int) -> list[Matcher]:
+    """text_rules(active(owner)), for the recall writer: it masks every search's query with
+    these, in a thread beside the searches."""
+    return text_rules(current_rules(owner_id))
+
+
 def _rules_stamp(owner_id: int) -> tuple:
+    # enabled and action too: a QuerySet.update() of them leaves updated_at as it was
     with connection.cursor() as cur:
         cur.execute(
-            f"SELECT count(*), max(updated_at), total(id) FROM {GuardRule._meta.db_table} "
-            "WHERE owner_id = %s",
+            "SELECT count(*), max(updated_at), total(id), total(enabled), group_concat(action) "
+            f"FROM {GuardRule._meta.db_table} WHERE owner_id = %s",
             [owner_id],
         )
         return tuple(cur.fetchone())
@@ -464,7 +479,7 @@ def redact_turn(
 ) -> Redaction:
     """The turn as it may be stored: every redacting rule's spans masked, in the text and in
     any string inside the tool calls and results; `hits` says which rules masked what."""
-    everyone = active() if matchers is None else matchers
+    everyone = in_force() if matchers is None else matchers
     rules = transcript_rules(everyone, agent)
     if not rules:
         return Redaction(content, tool_calls, tool_results)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import cached_property
 from typing import Any
 
 from django.core.exceptions import FieldDoesNotExist
@@ -20,6 +21,7 @@ from curator.models import (
     Owner,
     Priority,
     Scope,
+    Session,
     Source,
     expiry_for,
 )
@@ -66,8 +68,8 @@ class Clean:
     why_params: dict = field(default_factory=dict)
     token_id: int | None = None
 
-    @property
-    def key(self) -> str:
+    @cached_property
+    def key(self) -> str:  # content never changes once cleaned; routing asks several times
         return content_key(self.content)
 
     @property
@@ -256,7 +258,9 @@ def _parse_time(value: Any) -> datetime | None:
 def _turn(turn_id: Any, owner: Owner) -> ConversationTurn | None:
     if turn_id in (None, ""):
         return None
-    turn = ConversationTurn.objects.filter(pk=turn_id, session__owner=owner).first()
+    turn_id = ConversationTurn._meta.pk.get_prep_value(turn_id)  # as filter(pk=...) takes it
+    # Raw: every extracted memory asks, and compiling the ORM's query cost more than the read.
+    turn = next(iter(ConversationTurn.objects.raw(_OWN_TURN, [turn_id, owner.pk])), None)
     if turn is None:
         raise InvalidCandidate(
             _("Conversation turn %(id)s does not exist.") % {"id": turn_id},
@@ -264,6 +268,12 @@ def _turn(turn_id: Any, owner: Owner) -> ConversationTurn | None:
             field="source_turn_id",
         )
     return turn
+
+
+_OWN_TURN = (
+    f"SELECT t.* FROM {ConversationTurn._meta.db_table} t "
+    f"JOIN {Session._meta.db_table} s ON s.id = t.session_id WHERE t.id = %s AND s.owner_id = %s"
+)
 
 
 def _deletion_target(fact_id: Any, owner: Owner) -> Fact | None:

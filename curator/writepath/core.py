@@ -255,6 +255,7 @@ class Work:
         self.at = at  # when it happened, for history recorded afterwards (the demo's 60 days)
         self.changes: list[dict] = []
         self.fact_ids: set[int] = set()
+        self.saved: dict[int, Fact] = {}  # the facts as saved, by id (for the keyword index)
         self.request = ""  # the fingerprint of what an operation id was first used for
 
     def fact(self, fact: Fact, before: dict | None) -> None:
@@ -263,6 +264,7 @@ class Work:
         if before is None or new:
             self.changes.append({"kind": "fact", "id": fact.pk, "before": old, "after": new})
             self.fact_ids.add(fact.pk)
+            self.saved[fact.pk] = fact
 
     def pending(self, item: PendingItem, before: dict | None) -> None:
         old, new = _diff(before, pending_snapshot(item))
@@ -297,7 +299,7 @@ class Work:
             **({"created_at": self.at} if self.at else {}),
         )
         for fact_id in self.fact_ids:
-            signals.changed("fact", fact_id)
+            signals.changed("fact", fact_id, self.saved.get(fact_id))
         signals.facts(self.fact_ids)
         return event
 

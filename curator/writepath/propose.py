@@ -5,16 +5,17 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Collection
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from curator import thresholds
 from curator.guard import log as guard_log
 from curator.guard import rules as guard
 from curator.models import (
+    CANDIDATE_KEY_SQL,
     Actor,
     EventType,
     Fact,
@@ -80,6 +81,9 @@ def propose(
     check = request if same_request else ""
     if operation_id and (done := replay(operation_id, check)):
         return done
+    # Inside the caller's transaction (extraction's, a bulk confirm's) the write lock is
+    # already held (BEGIN IMMEDIATE): no twin can commit between that check and the write.
+    locked = connection.in_atomic_block
     check_actor(actor)
     owner = owner or Owner.default()
     clean = clean_candidate(candidate, owner, actor)
@@ -90,7 +94,7 @@ def propose(
     try:
         with transaction.atomic():
             # Checked again under the write lock: a concurrent twin may have committed.
-            if operation_id and (done := replay(operation_id, check)):
+            if operation_id and not locked and (done := replay(operation_id, check)):
                 return done
             if scopes is not None and _scope_of(clean) not in scopes:
                 return _drop(clean, work, operation_id, "scope_not_allowed")
@@ -118,11 +122,9 @@ def replay(operation_id: str, request: str = "") -> Result | None:
     """The first outcome of an operation id, or None if it was never seen. Given the
     request's fingerprint, a different recorded one raises OperationConflict (events from
     before fingerprints were kept cannot tell, and replay)."""
-    event = (
-        MemoryEvent.objects.filter(operation_id=operation_id)
-        .select_related("fact", "pending")
-        .first()
-    )
+    # unique and indexed, asked for every memory: raw (no compiling), no joins (the fact and
+    # the item load only on a replay)
+    event = next(iter(MemoryEvent.objects.raw(_BY_OPERATION, [operation_id])), None)
     if event is None:
         return None
     if request and event.payload.get("request", request) != request:
@@ -130,6 +132,9 @@ def replay(operation_id: str, request: str = "") -> Result | None:
     outcome = event.payload.get("outcome", WRITTEN)
     fact = event.fact if outcome in (WRITTEN, BOOSTED, SUPERSEDED, DELETED) else None
     return Result(outcome, fact, event.pending, event, replayed=True)
+
+
+_BY_OPERATION = f"SELECT * FROM {MemoryEvent._meta.db_table} WHERE operation_id = %s"
 
 
 def _route(clean: Clean, work: Work, operation_id: str | None, agent: int | None) -> Result:
@@ -143,15 +148,16 @@ def _route(clean: Clean, work: Work, operation_id: str | None, agent: int | None
     hit = guard_check(clean, owner, agent, masked_ok=by_person, review=not by_person)
     if hit is not None and not hit.review:
         return _block(clean, work, operation_id, hit)
-    if work.actor != Actor.PERSON and (rejected := rejected_before(clean, owner)):
-        return _drop(clean, work, operation_id, "rejected_before", rejected=rejected)
+    known = Known.read(clean, owner, items=not by_person)
+    if not by_person and known.rejected:
+        return _drop(clean, work, operation_id, "rejected_before", rejected=known.rejected)
     if clean.confidence < limits.pending:
         return _drop(clean, work, operation_id, "low_confidence", threshold=limits.pending)
-    if (same := duplicate_of(clean, owner)) is not None:
-        return _boost(same, clean, work, operation_id)
-    if work.actor != Actor.PERSON and (waiting := _waiting(clean, owner)) is not None:
-        return _repeat_pending(waiting, clean, work, operation_id)
-    holder = current_holder(owner, clean.subject, clean.predicate, exclude_key=clean.key)
+    if known.duplicate is not None:
+        return _boost(known.duplicate, clean, work, operation_id)
+    if not by_person and known.waiting is not None:
+        return _repeat_pending(known.waiting, clean, work, operation_id)
+    holder = known.holder
     if hit is not None:  # personal data (or a rule the person set to review): they decide
         return _queue(clean, work, operation_id, PendingReason.PERSONAL, holder, limits.write, hit)
     if clean.confidence < limits.write:
@@ -160,6 +166,78 @@ def _route(clean: Clean, work: Work, operation_id: str | None, agent: int | None
     if holder is not None and holder.verified and work.actor != Actor.PERSON:
         return _queue(clean, work, operation_id, PendingReason.CONFLICT, holder, limits.write)
     return _write(clean, work, operation_id, holder, limits.write)
+
+
+@dataclass
+class Known:
+    """What the database holds that routes a candidate, read in two keyed statements (one of
+    facts, one of review items) instead of one per question: the same answers as
+    duplicate_of, current_holder, rejected_before and the waiting-item lookup, chosen in
+    Python. Raw SQL: compiling the ORM's queries cost more than running them, and the JSON
+    lookups must spell the candidate's key as its index does (PendingItem.Meta)."""
+
+    duplicate: Fact | None = None  # duplicate_of
+    holder: Fact | None = None  # current_holder(..., exclude_key=the candidate's key)
+    rejected: dict | None = None  # rejected_before
+    waiting: PendingItem | None = None  # the same candidate waiting for review
+
+    @classmethod
+    def read(cls, clean: Clean, owner: Owner, *, items: bool = True) -> Known:
+        """`items`: also the review items (rejected, waiting); the person's own writes never
+        look at them."""
+        key, subject, predicate = clean.key, clean.subject, clean.predicate
+        sql, params = _SAME_WORDS, [owner.pk, key, subject, FactStatus.ACTIVE, FactStatus.REJECTED]
+        if subject and predicate:
+            sql += _SAME_SLOT
+            params += [owner.pk, subject, predicate, FactStatus.ACTIVE, key]
+        facts = list(Fact.objects.raw(sql, params))
+        known = cls()
+        active = [f for f in facts if f.status == FactStatus.ACTIVE and f.predicate == predicate]
+        if dups := [f for f in active if f.content_key == key]:
+            known.duplicate = max(dups, key=lambda f: f.updated_at)
+        if others := [f for f in active if f.content_key != key]:
+            known.holder = max(others, key=lambda f: (f.updated_at, f.pk))
+        if items:
+            known._read_items(clean, owner)
+        if known.rejected is None:
+            gone = [f.pk for f in facts if f.status == FactStatus.REJECTED]
+            known.rejected = {"fact": min(gone)} if gone else None
+        return known
+
+    def _read_items(self, clean: Clean, owner: Owner) -> None:
+        params = [clean.key, owner.pk, clean.subject, PendingStatus.REJECTED, *OPEN]
+        found = list(PendingItem.objects.raw(_SAME_ITEMS, [*params, PendingReason.DELETION]))
+        rejected = [i for i in found if i.status == PendingStatus.REJECTED]
+        if rejected:
+            self.rejected = {"pending": rejected[0].pk}
+        waiting = (
+            i
+            for i in found
+            if i.status in OPEN and (i.candidate or {}).get("predicate") == clean.predicate
+        )
+        self.waiting = next(waiting, None)
+
+
+_FACTS = Fact._meta.db_table
+# The same words (active: a duplicate; rejected: asked before), through fact_same_words ...
+_SAME_WORDS = (
+    f"SELECT * FROM {_FACTS} WHERE owner_id = %s AND content_key = %s AND subject = %s "
+    "AND status IN (%s, %s)"
+)
+# ... and the newest other active fact of the subject + predicate (the holder a new value
+# replaces, as current_holder picks it). `+status`: else SQLite walks fact_newest_first in
+# time order through every active fact of the owner, looking for one of this slot.
+_SAME_SLOT = (
+    f" UNION ALL SELECT * FROM (SELECT * FROM {_FACTS} WHERE owner_id = %s AND subject = %s "
+    "AND predicate = %s AND +status = %s AND content_key != %s ORDER BY updated_at DESC, id DESC "
+    "LIMIT 1)"
+)
+# Items with the same words and subject, ignored or waiting; newest first (the model's order).
+_SAME_ITEMS = (
+    f"SELECT * FROM {PendingItem._meta.db_table} WHERE {CANDIDATE_KEY_SQL} = %s "
+    "AND owner_id = %s AND json_extract(candidate, '$.subject') = %s "
+    "AND status IN (%s, %s, %s) AND reason != %s ORDER BY created_at DESC"
+)
 
 
 def current_holder(owner, subject: str, predicate: str, *, exclude_key: str = "", exclude=()):
@@ -178,19 +256,6 @@ def duplicate_of(clean: Clean, owner: Owner) -> Fact | None:
         .filter(owner=owner, subject=clean.subject, predicate=clean.predicate)
         .filter(content_key=clean.key)
         .order_by("-updated_at")
-        .first()
-    )
-
-
-def _waiting(clean: Clean, owner: Owner) -> PendingItem | None:
-    return (
-        PendingItem.objects.filter(owner=owner, status__in=OPEN)
-        .exclude(reason=PendingReason.DELETION)
-        .filter(
-            candidate__content_key=clean.key,
-            candidate__subject=clean.subject,
-            candidate__predicate=clean.predicate,
-        )
         .first()
     )
 
@@ -233,7 +298,7 @@ def guard_check(
     """The do-not-store rule this candidate matches. Extracted memories count as the agent's
     whose turn they came from, so a rule limited to an agent holds for them too."""
     if agent is None and clean.source_turn is not None:
-        agent = guard.agent_of_turn(clean.source_turn.pk)
+        agent = clean.source_turn.agent_id
     fields = {
         "content": clean.content,
         "subject": clean.subject,
