@@ -212,15 +212,7 @@ def test_a_question_in_chinese_is_told_apart_from_one_in_english():
 
 
 def test_the_default_sets_the_channel_shares_per_question_a_callers_weights_stay(owner):
-    for n, text in enumerate(
-        [
-            "我在杭州开了一家咖啡店",
-            "杭州的西湖很美",
-            "周末去杭州看朋友",
-            "我喜欢喝咖啡",
-            "咖啡店的老板姓王",
-        ]
-    ):
+    for text in ["我在杭州开了一家咖啡店", "杭州的西湖很美", "周末去杭州看朋友", "我喜欢喝咖啡"]:
         fact(owner, text)
     result = search("我在杭州开的咖啡店", owner=owner, now=NOW, record=False)
     shares = result.signals["shares"]
