@@ -1,4 +1,4 @@
-"""Retrieval quality on public data: `python bench/recall.py [--sets locomo,zh,en]`.
+"""Retrieval quality on public data: `python bench/recall.py [--sets locomo,zh,en,zhdaily]`.
 
 Loads ../shared/data (read in place, never copied) into a throwaway database through the
 product's own models and indexer, then asks every question through the same `search()`
@@ -11,6 +11,9 @@ the API and the debugger call, and prints recall@1/5/10 and MRR per retriever:
   the last session, as if the questions were asked then.
 - MADial-Bench zh and en (MIT): memories are episodes of their user (time = the memory's
   date); the query is the dialogue before the test turn; gold = relevant ids.
+- zhdaily: a small Chinese daily-life check (bench/data/zh_daily.json), a check and not a
+  target: MADial zh's memories told in the first person as chat turns with small talk as
+  noise, and hand-written questions about people, events, items and places.
 
 Retrievers: keyword only (BM25, weight 1), vector only (cosine, weight 1), the default
 preset `curator` (hybrid), `plain` (the default without the query's signals: memory keys,
