@@ -354,7 +354,7 @@ def plan_recall(evidence_mode: str, detection: triggers.Detection, gate=None) ->
 def gate_scores(result: SearchResult) -> dict[tuple[str, int], float]:
     """Each result's fused score on absolute values: the same weights, cosine similarity and
     saturated BM25 instead of their min-max rescaling over this search's candidates."""
-    weights = scoring.Weights(**result.weights)
+    weights = scoring.Weights(**(result.base_weights or result.weights))
     params = scoring.Params(
         half_life_days=result.params["half_life_days"], normalisation="absolute"
     )

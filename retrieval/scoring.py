@@ -75,6 +75,9 @@ class Params:
     keyword_saturation: float = 5.0
     access_saturation: int = 50
     default_importance: float = 0.5
+    # The semantic and keyword shares are set per question (question_shares): the default
+    # preset only; a seed preset or weights given by the caller are used as they are.
+    per_question: bool = False
 
 
 @dataclass(frozen=True)
@@ -97,8 +100,9 @@ PRESETS: dict[str, Preset] = {
     "curator": Preset(
         "curator",
         Weights(semantic=0.40, keyword=0.45, freshness=0.15),
-        Params(half_life_days=180.0),
-        "0.40 semantic + 0.45 keyword + 0.15 freshness, half-life 180 days (measured)",
+        Params(half_life_days=180.0, per_question=True),
+        "0.40 semantic + 0.45 keyword + 0.15 freshness, half-life 180 days (measured); "
+        "the two channels' shares set per question",
     ),
     "shiyi": Preset(
         "shiyi",
@@ -352,6 +356,59 @@ def rank(
     for position, item in enumerate(scored, 1):
         item.rank = position
     return scored
+
+
+# Per-question channel shares (issue 31): which channel is the stronger one differs by set and
+# by question. On LoCoMo (English) keyword search alone beats the vectors by 15 points; on
+# MADial zh, the zh daily-life check and the product owner's Chinese held-out set the vectors
+# win (e5 reads Chinese better than jieba and character n-grams match it). A Chinese question
+# therefore takes seed 000's split (0.55 semantic : 0.30 keyword), and every question moves
+# the two shares towards the channel whose best hits stand out from the rest of its top k
+# (confidence: the z-score of its best), square-rooted and kept within a quarter and three
+# quarters of the relevance share so neither channel is ever switched off. Chosen on the
+# tuning splits (docs/retrieval.md#per-question-channel-shares).
+CHINESE_SHARES = (0.55, 0.30)
+CONFIDENCE_POWER = 0.5
+SHARE_BOUNDS = (0.25, 0.75)
+
+
+def confidence(values: list[float]) -> float | None:
+    """How far a channel's best stands out from its top k: (best - mean) / standard deviation
+    (None below three hits or when all are equal)."""
+    if len(values) < 3:
+        return None
+    mean = sum(values) / len(values)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    return (max(values) - mean) / sd if sd > 0 else None
+
+
+def question_shares(
+    weights: Weights, candidates: list[Candidate], chinese: bool
+) -> tuple[Weights, dict]:
+    """The semantic and keyword shares for this question (the rest keep theirs) and what
+    decided them, for the breakdown."""
+    sem, kw = weights.semantic, weights.keyword
+    relevance = sem + kw
+    if chinese:
+        sem, kw = (relevance * share / sum(CHINESE_SHARES) for share in CHINESE_SHARES)
+    sims = [c.similarity for c in candidates if c.vector_rank and c.similarity is not None]
+    kws = [-c.bm25 for c in candidates if c.keyword_rank and c.bm25 is not None]
+    conf_sem, conf_kw = confidence(sims), confidence(kws)
+    if conf_sem and conf_kw and conf_sem > 0 and conf_kw > 0:
+        a, b = sem * conf_sem**CONFIDENCE_POWER, kw * conf_kw**CONFIDENCE_POWER
+        low, high = (bound * relevance for bound in SHARE_BOUNDS)
+        sem = min(high, max(low, relevance * a / (a + b)))
+        kw = relevance - sem
+    why = {
+        "semantic": round(sem, 4),
+        "keyword": round(kw, 4),
+        "chinese": chinese,
+        "confidence": {
+            "vector": None if conf_sem is None else round(conf_sem, 3),
+            "keyword": None if conf_kw is None else round(conf_kw, 3),
+        },
+    }
+    return replace(weights, semantic=sem, keyword=kw), why
 
 
 @dataclass(frozen=True)

@@ -130,6 +130,9 @@ class SearchResult:
     as_of: datetime | None = None
     # What the query itself says (signals.QuerySignals.to_dict) and the range searched first.
     signals: dict = field(default_factory=dict)
+    # The weights before this question's channel shares (scoring.question_shares): what the
+    # recall gates were chosen with, so /context's absolute scores keep their meaning.
+    base_weights: dict | None = None
     # Everything scored, kept in memory only (the debugger's "why not" and charts use it).
     ranked: list = field(default_factory=list, repr=False)
     scoring_input: list = field(default_factory=list, repr=False)
@@ -177,7 +180,7 @@ def resolve_weights(preset: str | None, weights) -> tuple[str, scoring.Weights, 
     chosen = scoring.PRESETS[name]
     if weights is None:
         return name, chosen.weights, chosen.params
-    params = chosen.params
+    params = replace(chosen.params, per_question=False)  # the caller's weights, as given
     if isinstance(weights, dict):
         weights = dict(weights)
         if (half_life := weights.pop("half_life_days", None)) is not None:
@@ -917,6 +920,10 @@ def _search(r: SearchRequest) -> SearchResult:
     ]
     if use_signals and not fallback:
         links.boosts = _boosts(asked, searched, live, candidates)
+    base_weights, shares = effective, None
+    if score_params.per_question and mode == "hybrid" and channels.keyword and channels.vector:
+        chinese = signals.is_chinese(asked.person or query)
+        effective, shares = scoring.question_shares(effective, candidates, chinese)
     ranked = scoring.rank(candidates, effective, score_params, links)
     if search_f is not f:  # facts searched only as keys
         ranked = [s for s in ranked if s.kind in f.kinds]
@@ -963,7 +970,12 @@ def _search(r: SearchRequest) -> SearchResult:
         scoring_input=candidates,
         now=f.now,
         as_of=as_of,
-        signals={**asked.to_dict(), "searched_first": searched.to_dict() if searched else None},
+        signals={
+            **asked.to_dict(),
+            "searched_first": searched.to_dict() if searched else None,
+            "shares": shares,
+        },
+        base_weights=base_weights.normalised().as_dict(),
     )
     timings["total"] = (time.perf_counter() - started) * 1000
     if record:

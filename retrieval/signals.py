@@ -106,6 +106,17 @@ ASSISTANTS = frozenset("assistant ai bot agent system 助手 助理 小助手 �
 _SPEAKER = re.compile(r"^\s*<?([^:：<>\n]{1,30}?)>?\s*[:：]")
 
 
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+CHINESE_MIN_SHARE = 0.3  # of the question's characters (spaces left out) that are CJK
+
+
+def is_chinese(text: str) -> bool:
+    """At least CHINESE_MIN_SHARE of the text's characters (spaces left out) are CJK: the
+    question takes the Chinese channel shares (scoring.question_shares)."""
+    letters = len(re.sub(r"\s", "", text))
+    return bool(letters) and len(_CJK.findall(text)) >= CHINESE_MIN_SHARE * letters
+
+
 def person_lines(query: str) -> str:
     """The lines not said by an assistant, when the query is a transcript with one; ''
     otherwise (the whole query is embedded)."""

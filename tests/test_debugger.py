@@ -276,3 +276,23 @@ def test_the_signals_read_in_chinese(owner, chinese_client):
     fact(owner, "张伟在杭州开了一家咖啡店")
     page = chinese_client.get(URL, {"q": "张伟的咖啡店在哪"}).content.decode()
     assert 'data-signal="name"' in page and "与问题提到同一个名字：张伟" in page
+
+
+def _coffee_facts(owner):
+    from tests.search_helpers import fact
+
+    for text in ["张伟在杭州开了一家咖啡店", "杭州的西湖很美", "周末去杭州看朋友", "我喜欢喝咖啡"]:
+        fact(owner, text)
+
+
+def test_the_channel_shares_of_the_question_show_on_the_page(owner, client_in):
+    _coffee_facts(owner)
+    page = client_in.get(URL, {"q": "张伟的咖啡店在杭州哪里"}).content.decode()
+    assert 'data-signal="shares"' in page and "Channel shares for this question" in page
+    assert "a Chinese question starts from 0.55 : 0.30" in page
+
+
+def test_the_channel_shares_read_in_chinese(owner, chinese_client):
+    _coffee_facts(owner)
+    page = chinese_client.get(URL, {"q": "张伟的咖啡店在杭州哪里"}).content.decode()
+    assert 'data-signal="shares"' in page and "本次提问的两路权重" in page

@@ -222,3 +222,46 @@ def test_the_default_preset_is_the_measured_one():
     default = scoring.PRESETS[scoring.DEFAULT_PRESET]
     assert default.name == "curator" and default.params.half_life_days == 180
     assert default.weights == Weights(semantic=0.40, keyword=0.45, freshness=0.15)
+
+
+# Per-question channel shares (issue 31) ------------------------------------------------
+
+
+def _channels(sims, relevances):
+    """Candidates found by the vector channel (cosines) and the keyword channel (BM25)."""
+    found = [cand(n, similarity=s, vector_rank=n + 1) for n, s in enumerate(sims)]
+    found += [cand(100 + n, bm25=-r, keyword_rank=n + 1) for n, r in enumerate(relevances)]
+    return found
+
+
+def test_a_chinese_question_leans_on_meaning_and_keeps_the_other_weights():
+    base = scoring.PRESETS["curator"].weights
+    even = _channels([0.9, 0.8, 0.7, 0.6], [9.0, 8.0, 7.0, 6.0])  # equally peaked channels
+    english, why = scoring.question_shares(base, even, chinese=False)
+    chinese, why_zh = scoring.question_shares(base, even, chinese=True)
+    assert english.keyword > english.semantic and chinese.semantic > chinese.keyword
+    assert math.isclose(chinese.semantic / chinese.keyword, 0.55 / 0.30)
+    for shares in (english, chinese):
+        assert math.isclose(shares.semantic + shares.keyword, 0.85)
+        assert shares.freshness == base.freshness
+    assert why_zh["chinese"] and not why["chinese"]
+
+
+def test_the_channel_whose_best_stands_out_gets_the_larger_share_never_all():
+    base = scoring.PRESETS["curator"].weights
+    spread = [0.9 - n * 0.004 for n in range(50)]  # a top 50 without a clear best
+    # One keyword hit far above the other 49: even a Chinese question then leans on keywords.
+    peaked = _channels(spread, [30.0] + [2.0 - n * 0.01 for n in range(49)])
+    shares, why = scoring.question_shares(base, peaked, chinese=True)
+    assert why["confidence"]["keyword"] > 3 * why["confidence"]["vector"]
+    assert shares.keyword > shares.semantic
+    assert shares.semantic >= 0.25 * 0.85 - 1e-9  # bounded: the other channel still counts
+    flat_words = _channels([0.95] + spread[1:], [5.0 - n * 0.01 for n in range(50)])
+    shares, _ = scoring.question_shares(base, flat_words, chinese=False)
+    assert shares.semantic > shares.keyword and shares.keyword >= 0.25 * 0.85 - 1e-9
+
+
+def test_a_channel_with_too_few_hits_leaves_the_shares_as_they_start():
+    base = scoring.PRESETS["curator"].weights
+    shares, why = scoring.question_shares(base, _channels([0.9, 0.8], [5.0, 4.0, 3.0]), False)
+    assert shares == base and why["confidence"]["vector"] is None

@@ -202,3 +202,28 @@ def test_each_channels_best_hit_stays_in_the_top_five():
     assert [s.object_id for s in kept[:5]] == [1, 2, 3, 7, 9]
     assert [s.rank for s in kept] == list(range(1, 10))
     assert _channel_bests_kept(kept, 5) == kept  # nothing to move: the order stays
+
+
+def test_a_question_in_chinese_is_told_apart_from_one_in_english():
+    assert signals.is_chinese("奶奶给过我什么首饰？")
+    assert signals.is_chinese("Lisa: 我在动物园看到了金丝猴")
+    assert not signals.is_chinese("What did Caroline paint last May?")
+    assert not signals.is_chinese("")
+
+
+def test_the_default_sets_the_channel_shares_per_question_a_callers_weights_stay(owner):
+    for text in ["我在杭州开了一家咖啡店", "杭州的西湖很美", "周末去杭州看朋友", "我喜欢喝咖啡"]:
+        fact(owner, text)
+    result = search("我在杭州开的咖啡店", owner=owner, now=NOW, record=False)
+    shares = result.signals["shares"]
+    assert shares["chinese"] and shares["semantic"] + shares["keyword"] == pytest.approx(0.85)
+    assert result.weights["semantic"] == pytest.approx(shares["semantic"], abs=1e-4)
+    # /context's recall gates keep the weights they were chosen with.
+    assert result.base_weights == pytest.approx(
+        {"semantic": 0.40, "keyword": 0.45, "freshness": 0.15, "importance": 0.0, "access": 0.0}
+    )
+    given = {"semantic": 0.4, "keyword": 0.45, "freshness": 0.15}
+    fixed = search("我在杭州开的咖啡店", owner=owner, now=NOW, record=False, weights=given)
+    assert fixed.signals["shares"] is None and fixed.weights["keyword"] == pytest.approx(0.45)
+    seed = search("我在杭州开的咖啡店", owner=owner, now=NOW, record=False, preset="shiyi")
+    assert seed.signals["shares"] is None

@@ -145,6 +145,7 @@ def _analysis(request: HttpRequest, form: DebuggerForm, owner: Owner) -> dict:
             for s in STAGES
             if s in result.timings_ms
         ],
+        "shares_line": shares_line(result.signals.get("shares")),
         "check_params_json": json.dumps(params_from_args(args), ensure_ascii=False),
         "top_fact_ids": ", ".join(str(i.id) for i in result.items if i.kind == "fact")[:60],
     }
@@ -158,7 +159,7 @@ def _absolute(result) -> dict[tuple[str, int], scoring.Scored]:
     """Each result scored on absolute values (cosine itself, saturated BM25): what the recall
     gate compares (retrieval.context.gate_scores), kept with its components so a part that
     only looks strong after this search's min-max rescaling shows what it really is."""
-    weights = scoring.Weights(**result.weights)
+    weights = scoring.Weights(**(result.base_weights or result.weights))
     params = scoring.Params(
         half_life_days=result.params["half_life_days"], normalisation="absolute"
     )
@@ -213,6 +214,31 @@ def signal_lines(signals: dict) -> list[dict]:
     if part := signals.get("part"):
         lines.append(("part", _("Best evidence for a part of the question: %(text)s") % part))
     return [{"name": n, "text": t} for n, t in lines]
+
+
+def shares_line(shares: dict | None) -> str:
+    """The two channels' shares this question got (scoring.question_shares), as a sentence."""
+    if not shares:
+        return ""
+    conf = shares["confidence"]
+    values = {
+        "semantic": shares["semantic"],
+        "keyword": shares["keyword"],
+        "vector": "—" if conf["vector"] is None else f"{conf['vector']:.2f}",
+        "kw_conf": "—" if conf["keyword"] is None else f"{conf['keyword']:.2f}",
+    }
+    if shares["chinese"]:
+        text = _(
+            "Channel shares for this question: meaning %(semantic).2f, keywords %(keyword).2f "
+            "(a Chinese question starts from 0.55 : 0.30; how far each channel's best stands "
+            "out: meaning %(vector)s, keywords %(kw_conf)s)"
+        )
+    else:
+        text = _(
+            "Channel shares for this question: meaning %(semantic).2f, keywords %(keyword).2f "
+            "(how far each channel's best stands out: meaning %(vector)s, keywords %(kw_conf)s)"
+        )
+    return text % values
 
 
 def _context_words(item, query_tokens: list[str]) -> list[str]:
