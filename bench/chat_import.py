@@ -1,15 +1,22 @@
 """Importing chat history: turns per second to stored, indexed and extracted, and peak memory.
 
     python bench/chat_import.py [--turns 10000] [--per-session 20] [--format jsonl|chatgpt]
+                                [--batches yes|no] [--workers 2] [--floor 2000]
 
 In a throwaway data dir with Huey not immediate (as in production): a generated export of
 --turns turns (Chinese and English, a user turn then an answer, some turns stating what the
-rules extractor keeps, some with tool calls) is prepared (read, checked, previewed), then
-imported by `chat_import.run` as the page's task does. That stores every turn and queues
-its indexing and extraction, and an episode per conversation. Then the queue is drained in
-this process (one worker, what `manage.py serve` runs with the bundled embedder): the times
-at which every turn is stored, keyword- and vector-indexed, and every user turn extracted
-are printed, with the peak RSS after each phase. The guardrails' default detectors are on.
+rules extractor keeps, some with tool calls; every text carries its own numbers, so no two are
+alike) is prepared (read, checked, previewed), then imported by `chat_import.run` as the
+page's task does. That stores every turn and queues its indexing and extraction in batches
+(`index_turns`, lifecycle/turnbatch.py; `--batches no`: one task per turn and per job, as
+live turns get), and an episode per conversation. Then the queue is drained in this process
+by `--workers` threads (what `manage.py serve`'s consumer runs: two, with the bundled
+embedder): the times at which every turn is stored, keyword- and vector-indexed, and every
+user turn extracted are printed, cumulative and for the phase alone, with the peak RSS after
+each phase. The guardrails' default detectors are on.
+
+The floor: the engine alone embeds `--floor` of the same turns' texts, on one thread and on
+two, in the same run (what indexing could reach if nothing but the embedding cost).
 """
 
 from __future__ import annotations
@@ -19,7 +26,9 @@ import json
 import random
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -110,6 +119,9 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=10_000)
     parser.add_argument("--per-session", type=int, default=20)
     parser.add_argument("--format", default="jsonl", choices=["jsonl", "chatgpt"])
+    parser.add_argument("--batches", default="yes", choices=["yes", "no"])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--floor", type=int, default=2000, help="texts for the engine's rate")
     args = parser.parse_args()
     setup_django("chat-import", {"HUEY_IMMEDIATE": "0"})
 
@@ -117,7 +129,6 @@ def main() -> None:
 
     from curator.models import ConversationTurn, Episode, Fact
     from lifecycle import chat_import, tasks
-    from retrieval.models import SearchDoc
 
     folder = Path(tempfile.mkdtemp(prefix="chat-import-bench-"))
     path = folder / ("turns.jsonl" if args.format == "jsonl" else "conversations.json")
@@ -130,52 +141,128 @@ def main() -> None:
     prepared = time.perf_counter() - began
     rss["prepared"] = peak_rss_mb()
     chat_import.queue(job)
-    job = chat_import.run(job.pk, finish_session=tasks.end_imported_session)
+    batches = tasks.queue_turn_batch if args.batches == "yes" else None
+    job = chat_import.run(job.pk, finish_session=tasks.end_imported_session, batches=batches)
     stored = time.perf_counter() - began
     rss["stored"] = peak_rss_mb()
     total = ConversationTurn.objects.count()
     users = ConversationTurn.objects.filter(role="user").count()
     assert total == job.turns_added == args.turns - args.turns % args.per_session, job.error
+    queued = HUEY.pending_count()
 
-    indexed = extracted = None
-    executed = 0
-    while True:
-        task = HUEY.dequeue()
-        if task is None:
-            break
-        HUEY.execute(task)
-        executed += 1
-        if executed % 250 and HUEY.pending_count():
-            continue
-        now = time.perf_counter() - began
-        docs = SearchDoc.objects.filter(kind="turn", embedded_at__isnull=False).count()
-        if indexed is None and docs >= total:
-            indexed = now
-        left = ConversationTurn.objects.filter(role="user", extracted=False).count()
-        if extracted is None and left == 0:
-            extracted = now
+    marks = drain(HUEY, args.workers, total, began)
     drained = time.perf_counter() - began
     rss["drained"] = peak_rss_mb()
-    indexed = indexed or drained
-    extracted = extracted or drained
+    indexed = marks.get("indexed") or drained
+    extracted = marks.get("extracted") or drained
+    both = max(indexed, extracted)
 
     print(
         f"{total} turns ({users} from the person) in {job.conversations} conversations, "
-        f"{args.format}, {size_mb:.1f} MB; {executed} queued tasks run in this process"
+        f"{args.format}, {size_mb:.1f} MB; {queued} queued tasks "
+        f"({'batches of turns' if batches else 'one per turn and job'}) run by "
+        f"{args.workers} worker thread(s) in this process"
     )
 
-    def row(name: str, seconds: float, mb: float) -> list:
-        return [name, round(seconds, 1), round(total / seconds), round(mb)]
+    def row(name: str, seconds: float, mb: float, since: float | None = None) -> list:
+        phase = "" if since is None else round(total / max(seconds - since, 1e-9))
+        return [name, round(seconds, 1), round(total / seconds), phase, round(mb)]
 
     rows = [
         row("read, checked, previewed", prepared, rss["prepared"]),
-        row("stored (turns, guardrails, JSONL backup)", stored, rss["stored"]),
-        row("indexed (keywords + vectors)", indexed, rss["drained"]),
-        row("extracted (rules extractor)", extracted, rss["drained"]),
-        row("queue drained (episodes too)", drained, rss["drained"]),
+        row("stored (turns, guardrails, JSONL backup)", stored, rss["stored"], prepared),
+        row("indexed (keywords + vectors)", indexed, rss["drained"], stored),
+        row("extracted (rules + learned model)", extracted, rss["drained"], stored),
+        row("indexed and extracted", both, rss["drained"], stored),
+        row("queue drained (episodes too)", drained, rss["drained"], stored),
     ]
-    print(table(["phase (cumulative)", "seconds", "turns/s", "peak RSS MB"], rows))
+    headers = ["phase (cumulative)", "seconds", "turns/s", "turns/s of the phase", "peak RSS MB"]
+    print(table(headers, rows))
     print(f"facts written: {Fact.objects.count()}, episodes: {Episode.objects.count()}")
+    if args.floor:
+        texts = list(
+            ConversationTurn.objects.order_by("pk").values_list("content", flat=True)[: args.floor]
+        )
+        one, two = engine_rates(texts)
+        print(
+            f"floor: the engine alone embeds these turns' texts at {one:.0f} items/s on one "
+            f"thread, {two:.0f} on two ({len(texts)} texts, batches of 64)"
+        )
+
+
+def drain(huey, workers: int, total: int, began: float) -> dict[str, float]:
+    """Run the queue with `workers` threads until it is empty and every worker idle; a
+    watcher notes when every turn has its vector and every user turn is extracted."""
+    from django.db import connection
+
+    from curator.models import ConversationTurn
+    from retrieval.models import SearchDoc
+
+    lock, busy, done = threading.Lock(), [0], threading.Event()
+    marks: dict[str, float] = {}
+
+    def work() -> None:
+        try:
+            while True:
+                with lock:
+                    task = huey.dequeue()
+                    if task is None and busy[0] == 0:
+                        return
+                    busy[0] += task is not None
+                if task is None:
+                    time.sleep(0.01)
+                    continue
+                try:
+                    huey.execute(task)
+                finally:
+                    with lock:
+                        busy[0] -= 1
+        finally:
+            connection.close()
+
+    def watch() -> None:
+        try:
+            while not done.is_set():
+                now = time.perf_counter() - began
+                if "indexed" not in marks:
+                    docs = SearchDoc.objects.filter(kind="turn", embedded_at__isnull=False)
+                    if docs.count() >= total:
+                        marks["indexed"] = now
+                if "extracted" not in marks:
+                    left = ConversationTurn.objects.filter(role="user", extracted=False)
+                    if not left.exists():
+                        marks["extracted"] = now
+                done.wait(0.25)
+        finally:
+            connection.close()
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    with ThreadPoolExecutor(workers) as pool:
+        list(pool.map(lambda _: work(), range(workers)))
+    done.set()
+    watcher.join()
+    return marks
+
+
+def engine_rates(texts: list[str]) -> tuple[float, float]:
+    """The bundled engine alone on these texts: items/s on one thread, and on two."""
+    from retrieval.embedders import LocalEmbedder
+
+    embedder = LocalEmbedder()
+    embedder.passages(texts[:8])
+
+    def run(part: list[str]) -> None:
+        for start in range(0, len(part), 64):
+            embedder.passages(part[start : start + 64])
+
+    started = time.perf_counter()
+    run(texts)
+    one = len(texts) / (time.perf_counter() - started)
+    started = time.perf_counter()
+    with ThreadPoolExecutor(2) as pool:
+        list(pool.map(run, [texts[::2], texts[1::2]]))
+    return one, len(texts) / (time.perf_counter() - started)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from lifecycle import (
     metrics,
     schedule,
     sessions,
+    turnbatch,
 )
 from lifecycle.backup import nightly
 from lifecycle.extraction import extract
@@ -35,6 +36,33 @@ def index_item(kind: str, object_id: int, attempt: int = 0) -> None:
     result = embedqueue.index_with_retry(kind, object_id, attempt)
     if result.status == embedqueue.RETRY:
         index_item.schedule(args=(kind, object_id, attempt + 1), delay=result.delay)
+
+
+# A chat import's batches, and then its episodes, wait behind what live turns queue (priority
+# 0): a turn said during an import is indexed within seconds, not after the import's backlog.
+BULK, BULK_EPISODES = -1, -2
+
+
+@db_task()
+def index_turns(index_ids: list[int], extract_ids: list[int], session_ids=()) -> None:
+    """A batch of turns (a chat import, lifecycle.turnbatch): indexed together, then the
+    person's turns extracted on the batch's vectors, then the episodes of the conversations
+    that ended in it queued. What the batch leaves goes to the per-item tasks (an indexing
+    failure: every turn's tasks, with their retries)."""
+    left = turnbatch.run(index_ids, extract_ids)
+    for turn_id in left.unindexed:
+        index_item("turn", turn_id)
+    for kind, object_id in left.items:
+        index_item(kind, object_id)
+    for turn_id in left.extract:
+        extract_turn(turn_id)
+    for session_pk in session_ids:
+        end_session(session_pk, historic=True, priority=BULK_EPISODES)
+
+
+def queue_turn_batch(index_ids: list[int], extract_ids: list[int], session_ids) -> None:
+    """How a chat import hands over its turns (lifecycle.turnbatch.collecting)."""
+    index_turns(index_ids, extract_ids, session_ids, priority=BULK)
 
 
 def _retry_later(turn_id: int, item) -> None:
@@ -92,7 +120,7 @@ def end_imported_session(session_pk: int) -> None:
 @db_task()
 def import_chats(import_id: int) -> None:
     """A chat history import started from its page (its ChatImport row exists)."""
-    chat_import.run(import_id, finish_session=end_imported_session)
+    chat_import.run(import_id, finish_session=end_imported_session, batches=queue_turn_batch)
 
 
 @db_task()
