@@ -69,12 +69,12 @@ class Collector:
 
 
 @contextmanager
-def collecting(queue: Callable[..., object], size: int = BATCH) -> Iterator[Collector]:
+def collecting(queue: Callable[..., object], size: int | None = None) -> Iterator[Collector]:
     """Turns recorded in this thread meanwhile go to `queue(index_ids, extract_ids,
     session_ids)` in batches of `size` turns (the rest when the block ends, also when it
     ends by an error: what was committed is queued)."""
     outer = getattr(_local, "collector", None)
-    collector = _local.collector = Collector(queue, size)
+    collector = _local.collector = Collector(queue, size or BATCH)
     try:
         with indexing.turn_keywords_later():
             yield collector

@@ -542,12 +542,13 @@ def index_items(
             if state and state.ok and doc.vector_stale:
                 todo.append((doc, document_text(kind, obj)))
         writes.run()
-    if todo:
-        _embed(todo, state, vectors)
+    if todo and (written := _embed(todo, state)) and vectors is not None:
+        vectors.update(written)
     return len(objects)
 
 
-def _embed(todo: list, state: VectorState, written: dict | None = None) -> None:
+def _embed(todo: list, state: VectorState) -> dict:
+    """Embed and write the vectors of `todo`; returns object id -> the vector written."""
     # The model runs outside the transaction so a slow embedder never holds the write lock.
     vectors = get_embedder().passages([body for _, body in todo])
     with transaction.atomic():
@@ -555,14 +556,14 @@ def _embed(todo: list, state: VectorState, written: dict | None = None) -> None:
         center = center_of(space)
         current = SearchDoc.objects.in_bulk([doc.id for doc, _ in todo])
         now, embedded = connection.ops.adapt_datetimefield_value(timezone.now()), []
+        written = {}
         for (doc, _), vector in zip(todo, vectors, strict=True):
             fresh = current.get(doc.id)
             if fresh is None or fresh.content_hash != doc.content_hash:
                 continue  # edited or deleted while we embedded: its own reindex handles it
             _write_vec(fresh, vector, center)
             embedded.append((fresh.content_hash, now, fresh.id))
-            if written is not None:
-                written[fresh.object_id] = vector
+            written[fresh.object_id] = vector
         with connection.cursor() as cur:  # one statement, not a save() per item
             cur.executemany(
                 f"UPDATE {SearchDoc._meta.db_table} SET embedded_hash = %s, embedded_at = %s "
@@ -570,6 +571,7 @@ def _embed(todo: list, state: VectorState, written: dict | None = None) -> None:
                 embedded,
             )
         ensure_center(space)
+    return written
 
 
 def remove_item(kind: str, object_id: int) -> None:
