@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import tempfile
@@ -136,7 +137,7 @@ def main() -> None:
     size_mb = path.stat().st_size / 1e6
     rss = {"start": peak_rss_mb()}
 
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), {"start": time.process_time()}
     job = chat_import.prepare(path, args.format)
     prepared = time.perf_counter() - began
     rss["prepared"] = peak_rss_mb()
@@ -144,7 +145,7 @@ def main() -> None:
     batches = tasks.queue_turn_batch if args.batches == "yes" else None
     job = chat_import.run(job.pk, finish_session=tasks.end_imported_session, batches=batches)
     stored = time.perf_counter() - began
-    rss["stored"] = peak_rss_mb()
+    rss["stored"], cpu["stored"] = peak_rss_mb(), time.process_time()
     total = ConversationTurn.objects.count()
     users = ConversationTurn.objects.filter(role="user").count()
     assert total == job.turns_added == args.turns - args.turns % args.per_session, job.error
@@ -152,10 +153,10 @@ def main() -> None:
 
     marks = drain(HUEY, args.workers, total, began)
     drained = time.perf_counter() - began
-    rss["drained"] = peak_rss_mb()
-    indexed = marks.get("indexed") or drained
-    extracted = marks.get("extracted") or drained
-    both = max(indexed, extracted)
+    rss["drained"], cpu["drained"] = peak_rss_mb(), time.process_time()
+    indexed, cpu["indexed"] = marks.get("indexed") or (drained, cpu["drained"])
+    extracted, cpu["extracted"] = marks.get("extracted") or (drained, cpu["drained"])
+    both, cpu["both"] = max((indexed, cpu["indexed"]), (extracted, cpu["extracted"]))
 
     print(
         f"{total} turns ({users} from the person) in {job.conversations} conversations, "
@@ -164,33 +165,53 @@ def main() -> None:
         f"{args.workers} worker thread(s) in this process"
     )
 
-    def row(name: str, seconds: float, mb: float, since: float | None = None) -> list:
+    def row(name: str, seconds: float, mb: float, since: float | None = None, used=None) -> list:
         phase = "" if since is None else round(total / max(seconds - since, 1e-9))
-        return [name, round(seconds, 1), round(total / seconds), phase, round(mb)]
+        ms = "" if used is None else round(1000 * used / total, 2)
+        return [name, round(seconds, 1), round(total / seconds), phase, ms, round(mb)]
 
+    drain_cpu = {k: cpu[k] - cpu["stored"] for k in ("indexed", "extracted", "both", "drained")}
     rows = [
         row("read, checked, previewed", prepared, rss["prepared"]),
         row("stored (turns, guardrails, JSONL backup)", stored, rss["stored"], prepared),
-        row("indexed (keywords + vectors)", indexed, rss["drained"], stored),
-        row("extracted (rules + learned model)", extracted, rss["drained"], stored),
-        row("indexed and extracted", both, rss["drained"], stored),
-        row("queue drained (episodes too)", drained, rss["drained"], stored),
+        row("indexed (keywords + vectors)", indexed, rss["drained"], stored, drain_cpu["indexed"]),
+        row(
+            "extracted (rules + learned model)",
+            extracted,
+            rss["drained"],
+            stored,
+            drain_cpu["extracted"],
+        ),  # fmt: skip
+        row("indexed and extracted", both, rss["drained"], stored, drain_cpu["both"]),
+        row("queue drained (episodes too)", drained, rss["drained"], stored, drain_cpu["drained"]),
     ]
-    headers = ["phase (cumulative)", "seconds", "turns/s", "turns/s of the phase", "peak RSS MB"]
+    headers = ["phase (cumulative)", "seconds", "turns/s", "turns/s of the phase",
+               "CPU ms a turn, from the drain's start", "peak RSS MB"]  # fmt: skip
     print(table(headers, rows))
     print(f"facts written: {Fact.objects.count()}, episodes: {Episode.objects.count()}")
     if args.floor:
         texts = list(
             ConversationTurn.objects.order_by("pk").values_list("content", flat=True)[: args.floor]
         )
-        one, two = engine_rates(texts)
+        one, two, ms = engine_rates(texts)
         print(
             f"floor: the engine alone embeds these turns' texts at {one:.0f} items/s on one "
-            f"thread, {two:.0f} on two ({len(texts)} texts, batches of 64)"
+            f"thread ({ms:.2f} CPU ms a text), {two:.0f} on two ({len(texts)} texts, "
+            "batches of 64)"
+        )
+        print(f"load average after the run: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+        from search import corpus, embedding_rates  # bench/search.py's items and its measure
+
+        from retrieval.embedders import LocalEmbedder
+
+        one, two = embedding_rates(LocalEmbedder(), corpus(512))
+        print(
+            f"embedding rate on bench/search.py's items: {one:.0f} items/s on one thread, "
+            f"{two:.0f} on two (512 items, batches of 32)"
         )
 
 
-def drain(huey, workers: int, total: int, began: float) -> dict[str, float]:
+def drain(huey, workers: int, total: int, began: float) -> dict[str, tuple[float, float]]:
     """Run the queue with `workers` threads until it is empty and every worker idle; a
     watcher notes when every turn has its vector and every user turn is extracted."""
     from django.db import connection
@@ -199,7 +220,7 @@ def drain(huey, workers: int, total: int, began: float) -> dict[str, float]:
     from retrieval.models import SearchDoc
 
     lock, busy, done = threading.Lock(), [0], threading.Event()
-    marks: dict[str, float] = {}
+    marks: dict[str, tuple[float, float]] = {}  # wall seconds, process CPU seconds
 
     def work() -> None:
         try:
@@ -227,11 +248,11 @@ def drain(huey, workers: int, total: int, began: float) -> dict[str, float]:
                 if "indexed" not in marks:
                     docs = SearchDoc.objects.filter(kind="turn", embedded_at__isnull=False)
                     if docs.count() >= total:
-                        marks["indexed"] = now
+                        marks["indexed"] = (now, time.process_time())
                 if "extracted" not in marks:
                     left = ConversationTurn.objects.filter(role="user", extracted=False)
                     if not left.exists():
-                        marks["extracted"] = now
+                        marks["extracted"] = (now, time.process_time())
                 done.wait(0.25)
         finally:
             connection.close()
@@ -245,8 +266,9 @@ def drain(huey, workers: int, total: int, began: float) -> dict[str, float]:
     return marks
 
 
-def engine_rates(texts: list[str]) -> tuple[float, float]:
-    """The bundled engine alone on these texts: items/s on one thread, and on two."""
+def engine_rates(texts: list[str]) -> tuple[float, float, float]:
+    """The bundled engine alone on these texts: items/s on one thread, and on two; CPU ms a
+    text on one thread."""
     from retrieval.embedders import LocalEmbedder
 
     embedder = LocalEmbedder()
@@ -256,13 +278,14 @@ def engine_rates(texts: list[str]) -> tuple[float, float]:
         for start in range(0, len(part), 64):
             embedder.passages(part[start : start + 64])
 
-    started = time.perf_counter()
+    started, used = time.perf_counter(), time.process_time()
     run(texts)
     one = len(texts) / (time.perf_counter() - started)
+    used = time.process_time() - used
     started = time.perf_counter()
     with ThreadPoolExecutor(2) as pool:
         list(pool.map(run, [texts[::2], texts[1::2]]))
-    return one, len(texts) / (time.perf_counter() - started)
+    return one, len(texts) / (time.perf_counter() - started), 1000 * used / len(texts)
 
 
 if __name__ == "__main__":
