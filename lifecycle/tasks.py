@@ -41,15 +41,23 @@ def index_item(kind: str, object_id: int, attempt: int = 0) -> None:
 # A chat import's batches, and then its episodes, wait behind what live turns queue (priority
 # 0): a turn said during an import is indexed within seconds, not after the import's backlog.
 BULK, BULK_EPISODES = -1, -2
+BATCH_RETRIES = (2, 10)  # seconds before a failed batch is tried again, then per item
 
 
 @db_task()
-def index_turns(index_ids: list[int], extract_ids: list[int], session_ids=()) -> None:
+def index_turns(index_ids: list[int], extract_ids: list[int], session_ids=(), attempt=0) -> None:
     """A batch of turns (a chat import, lifecycle.turnbatch): indexed together, then the
     person's turns extracted on the batch's vectors, then the episodes of the conversations
-    that ended in it queued. What the batch leaves goes to the per-item tasks (an indexing
-    failure: every turn's tasks, with their retries)."""
+    that ended in it queued. A batch whose indexing failed (a busy database, the embedder) is
+    tried again a little later, then left to the per-item tasks and their retries."""
     left = turnbatch.run(index_ids, extract_ids)
+    if left.unindexed and attempt < len(BATCH_RETRIES) and delayed_runs_happen():
+        index_turns.schedule(
+            args=(index_ids, extract_ids, session_ids, attempt + 1),
+            delay=BATCH_RETRIES[attempt],
+            priority=BULK,
+        )
+        return
     for turn_id in left.unindexed:
         index_item("turn", turn_id)
     for kind, object_id in left.items:

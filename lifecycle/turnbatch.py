@@ -129,6 +129,9 @@ def run(index_ids: list[int], extract_ids: list[int]) -> Outcome:
     _local.written = written = {}
     try:
         outcome = Outcome(extract=extract.run_turns(extract_ids, vectors))
+    except Exception as exc:  # a locked database: each turn's own task extracts it
+        log.warning("extracting a batch of %d turns failed: %s", len(extract_ids), exc)
+        outcome = Outcome(extract=list(extract_ids))  # those done are skipped by extract_turn
     finally:
         _local.written = None
     for kind, ids in written.items():

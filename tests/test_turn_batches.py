@@ -197,3 +197,33 @@ def test_the_collector_queues_each_turns_needs_together_and_the_rest_at_the_end(
         collector.end_after(40)
     assert queued == [([1, 2], [1, 2], []), ([3], [3], [40])]
     assert not turnbatch.take_index("turn", 4)  # outside the block: the per-turn tasks
+
+
+def test_a_failed_batch_is_tried_again_before_each_turn_gets_its_own_tasks(monkeypatch):
+    monkeypatch.setattr(
+        turnbatch, "run", lambda index, extract: turnbatch.Outcome(unindexed=index, extract=extract)
+    )
+    HUEY.immediate = False
+    try:
+        HUEY.flush()
+        tasks.index_turns.call_local([1, 2], [1], [7])
+        retry = HUEY.dequeue()  # the consumer moves it to its schedule until its time
+        assert retry.name == tasks.index_turns.task_class.__name__ and retry.args[-1] == 1
+        assert retry.eta is not None and HUEY.dequeue() is None  # nothing else yet
+        tasks.index_turns.call_local([1, 2], [1], [7], len(tasks.BATCH_RETRIES))
+        queued = []
+        while (task := HUEY.dequeue()) is not None:
+            queued.append((task.name, task.args))
+        names = {
+            name: getattr(tasks, name).task_class.__name__
+            for name in ("index_item", "extract_turn", "end_session")
+        }
+        assert queued == [
+            (names["index_item"], ("turn", 1)),
+            (names["index_item"], ("turn", 2)),
+            (names["extract_turn"], (1,)),
+            (names["end_session"], (7,)),
+        ]
+    finally:
+        HUEY.flush()
+        HUEY.immediate = True
