@@ -13,7 +13,9 @@ live turns get), and an episode per conversation. Then the queue is drained in t
 by `--workers` threads (what `manage.py serve`'s consumer runs: two, with the bundled
 embedder): the times at which every turn is stored, keyword- and vector-indexed, and every
 user turn extracted are printed, cumulative and for the phase alone, with the peak RSS after
-each phase. The guardrails' default detectors are on.
+each phase. The guardrails' default detectors are on. Meanwhile another process searches
+(hybrid, recorded, as the API does), and again once the queue is idle: search p95 during the
+import against idle (`--search no` leaves it out).
 
 The floor: the engine alone embeds `--floor` of the same turns' texts, on one thread and on
 two, in the same run (what indexing could reach if nothing but the embedding cost).
@@ -25,6 +27,7 @@ import argparse
 import json
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import threading
@@ -34,7 +37,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from retrieval_kit import peak_rss_mb, setup_django, table  # noqa: E402
+from retrieval_kit import peak_rss_mb, percentile, setup_django, table  # noqa: E402
 
 ZH = [
     "我住在杭州，最近在做搜索相关的工作。",
@@ -123,7 +126,12 @@ def main() -> None:
     parser.add_argument("--batches", default="yes", choices=["yes", "no"])
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--floor", type=int, default=2000, help="texts for the engine's rate")
+    parser.add_argument("--search", default="yes", choices=["yes", "no"])
+    parser.add_argument("--searcher", help=argparse.SUPPRESS)  # the searching child process
     args = parser.parse_args()
+    if args.searcher:
+        searcher(Path(args.searcher))
+        return
     setup_django("chat-import", {"HUEY_IMMEDIATE": "0"})
 
     from huey.contrib.djhuey import HUEY
@@ -151,8 +159,10 @@ def main() -> None:
     assert total == job.turns_added == args.turns - args.turns % args.per_session, job.error
     queued = HUEY.pending_count()
 
+    busy = Searcher(folder / "during.json") if args.search == "yes" else None
     marks = drain(HUEY, args.workers, total, began)
     drained = time.perf_counter() - began
+    during = busy.stop() if busy else []
     rss["drained"], cpu["drained"] = peak_rss_mb(), time.process_time()
     indexed, cpu["indexed"] = marks.get("indexed") or (drained, cpu["drained"])
     extracted, cpu["extracted"] = marks.get("extracted") or (drained, cpu["drained"])
@@ -189,6 +199,15 @@ def main() -> None:
                "CPU ms a turn, from the drain's start", "peak RSS MB"]  # fmt: skip
     print(table(headers, rows))
     print(f"facts written: {Fact.objects.count()}, episodes: {Episode.objects.count()}")
+    if busy:
+        idle = Searcher(folder / "idle.json", count=max(60, len(during) // 2)).wait()
+        p95 = [percentile(during, 95), percentile(idle, 95)]
+        print(
+            f"search p95 in another process (hybrid, recorded, a new query each time): "
+            f"{p95[0]:.1f} ms while the queue drains ({len(during)} searches) against "
+            f"{p95[1]:.1f} idle ({len(idle)}), x{p95[0] / p95[1]:.2f}; p50 "
+            f"{percentile(during, 50):.1f} / {percentile(idle, 50):.1f} ms"
+        )
     if args.floor:
         texts = list(
             ConversationTurn.objects.order_by("pk").values_list("content", flat=True)[: args.floor]
@@ -209,6 +228,61 @@ def main() -> None:
             f"embedding rate on bench/search.py's items: {one:.0f} items/s on one thread, "
             f"{two:.0f} on two (512 items, batches of 32)"
         )
+
+
+QUERIES = [
+    "where does the person live",
+    "peanut allergy",
+    "西湖边跑步路线",
+    "用什么写测试",
+    "dark mode editor",
+    "Docker build slow",
+    "女儿什么时候上学",
+    "SQL 查询很慢",
+    "haiku about Kyoto",
+    "回答用什么语言",
+]
+
+
+class Searcher:
+    """Searches in a process of their own (as the web process searches while the consumer
+    indexes), until stopped or `count` are done; their latencies in ms."""
+
+    def __init__(self, out: Path, count: int = 0):
+        self.out, self.stopfile = out, out.with_suffix(".stop")
+        command = [sys.executable, __file__, "--searcher", str(out)]
+        self.process = subprocess.Popen(command, env={**os.environ, "SEARCH_COUNT": str(count)})
+
+    def stop(self) -> list[float]:
+        self.stopfile.touch()
+        return self.wait()
+
+    def wait(self) -> list[float]:
+        self.process.wait()
+        return json.loads(self.out.read_text())
+
+
+def searcher(out: Path) -> None:
+    import django
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    django.setup()
+    from curator.models import Owner
+    from retrieval.embedders import query_cache
+    from retrieval.search import search
+
+    owner, count, times, n = Owner.default(), int(os.environ["SEARCH_COUNT"]), [], 0
+    stop = out.with_suffix(".stop")
+    for warm in QUERIES[:3]:  # the dictionary, the engine, the indexes: not what is measured
+        search(warm, owner=owner, caller="bench")
+    while not stop.exists() and (not count or len(times) < count):
+        query_cache.clear()
+        started = time.perf_counter()
+        search(f"{QUERIES[n % len(QUERIES)]} {n}", owner=owner, caller="bench")
+        times.append((time.perf_counter() - started) * 1000)
+        n += 1
+        time.sleep(0.05)
+    out.write_text(json.dumps(times))
 
 
 def drain(huey, workers: int, total: int, began: float) -> dict[str, tuple[float, float]]:
