@@ -12,8 +12,9 @@ call) and extracts the person's turns on the vectors just made
 turns) keeps its own task.
 
 The task is as safe to repeat as the per-turn ones: indexing skips what is current and
-extraction what is extracted. When indexing fails (the embedder), each turn falls back to its
-own tasks, whose retries and dead letters are per item.
+extraction what is extracted. A batch whose indexing fails (a busy database, the embedder) is
+tried again by the task a little later, then each turn falls back to its own tasks, whose
+retries and dead letters are per item.
 """
 
 from __future__ import annotations
@@ -126,14 +127,15 @@ def run(index_ids: list[int], extract_ids: list[int]) -> Outcome:
     except Exception as exc:  # the embedder or a locked database: the per-item tasks retry
         log.warning("indexing a batch of %d turns failed: %s", len(index_ids), exc)
         return Outcome(unindexed=list(index_ids), extract=list(extract_ids))
-    _local.written = written = {}
+    outer, _local.written = getattr(_local, "written", None), {}
+    written = _local.written
     try:
         outcome = Outcome(extract=extract.run_turns(extract_ids, vectors))
     except Exception as exc:  # a locked database: each turn's own task extracts it
         log.warning("extracting a batch of %d turns failed: %s", len(extract_ids), exc)
         outcome = Outcome(extract=list(extract_ids))  # those done are skipped by extract_turn
     finally:
-        _local.written = None
+        _local.written = outer
     for kind, ids in written.items():
         try:
             indexing.reindex_many(kind, list(dict.fromkeys(ids)))
