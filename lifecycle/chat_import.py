@@ -32,7 +32,7 @@ from django.utils.translation import gettext as _
 from curator import conversations as conv
 from curator.guard import rules as guard
 from curator.models import ConversationTurn, Role, Session
-from lifecycle import chat_formats, runs
+from lifecycle import chat_formats, runs, turnbatch
 from lifecycle.chat_formats import Conversation, ImportRefused
 from lifecycle.extraction.rules import is_chinese
 from lifecycle.models import ChatImport, ImportStatus
@@ -303,9 +303,13 @@ def run(
     *,
     finish_session: Callable[[int], object],
     progress: Progress | None = None,
+    batches: Callable[..., object] | None = None,
 ) -> ChatImport:
     """Store the import's conversations from `position` on. `finish_session(session_pk)`
-    queues the episode of a session that got new turns (the session-end job)."""
+    queues the episode of a session that got new turns (the session-end job). With
+    `batches(index_ids, extract_ids, session_ids)` (the `index_turns` task), the turns are
+    indexed and extracted in batches (lifecycle.turnbatch), and that task queues the episodes
+    once their turns are done; without, each turn gets its own tasks, as a live one does."""
     job = ChatImport.objects.get(pk=import_id)
     if job.status in FINISHED:
         return job
@@ -313,7 +317,11 @@ def run(
     if not runs.acquire(lock_name(job), holder, LOCK_TTL):
         return job  # another worker is on it
     try:
-        _run(job, holder, finish_session, progress)
+        if batches is None:
+            _run(job, holder, finish_session, progress)
+        else:
+            with turnbatch.collecting(batches) as collector:
+                _run(job, holder, collector.end_after, progress)
     except KeyboardInterrupt:
         ChatImport.objects.filter(pk=job.pk).update(status=ImportStatus.INTERRUPTED)
         raise

@@ -1,15 +1,17 @@
 """The jobs layer's answers to what the memory domain announces (curator.signals)."""
 
 from curator import signals
-from lifecycle import tasks
+from lifecycle import tasks, turnbatch
 
 
 def index_changed_item(sender, kind: str, object_id: int, **kwargs) -> None:
-    tasks.index_item(kind, object_id)
+    if not turnbatch.take_index(kind, object_id):  # a chat import's turns go in batches
+        tasks.index_item(kind, object_id)
 
 
 def extract_recorded_turn(sender, turn_id: int, **kwargs) -> None:
-    tasks.extract_turn(turn_id)
+    if not turnbatch.take_extract(turn_id):
+        tasks.extract_turn(turn_id)
 
 
 def refresh_cards_soon(sender, fact_ids: list[int], **kwargs) -> None:

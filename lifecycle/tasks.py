@@ -20,6 +20,7 @@ from lifecycle import (
     metrics,
     schedule,
     sessions,
+    turnbatch,
 )
 from lifecycle.backup import nightly
 from lifecycle.extraction import extract
@@ -35,6 +36,41 @@ def index_item(kind: str, object_id: int, attempt: int = 0) -> None:
     result = embedqueue.index_with_retry(kind, object_id, attempt)
     if result.status == embedqueue.RETRY:
         index_item.schedule(args=(kind, object_id, attempt + 1), delay=result.delay)
+
+
+# A chat import's batches, and then its episodes, wait behind what live turns queue (priority
+# 0): a turn said during an import is indexed within seconds, not after the import's backlog.
+BULK, BULK_EPISODES = -1, -2
+BATCH_RETRIES = (2, 10)  # seconds before a failed batch is tried again, then per item
+
+
+@db_task()
+def index_turns(index_ids: list[int], extract_ids: list[int], session_ids=(), attempt=0) -> None:
+    """A batch of turns (a chat import, lifecycle.turnbatch): indexed together, then the
+    person's turns extracted on the batch's vectors, then the episodes of the conversations
+    that ended in it queued. A batch whose indexing failed (a busy database, the embedder) is
+    tried again a little later, then left to the per-item tasks and their retries."""
+    left = turnbatch.run(index_ids, extract_ids)
+    if left.unindexed and attempt < len(BATCH_RETRIES) and delayed_runs_happen():
+        index_turns.schedule(
+            args=(index_ids, extract_ids, session_ids, attempt + 1),
+            delay=BATCH_RETRIES[attempt],
+            priority=BULK,
+        )
+        return
+    for turn_id in left.unindexed:
+        index_item("turn", turn_id)
+    for kind, object_id in left.items:
+        index_item(kind, object_id)
+    for turn_id in left.extract:
+        extract_turn(turn_id)
+    for session_pk in session_ids:
+        end_session(session_pk, historic=True, priority=BULK_EPISODES)
+
+
+def queue_turn_batch(index_ids: list[int], extract_ids: list[int], session_ids) -> None:
+    """How a chat import hands over its turns (lifecycle.turnbatch.collecting)."""
+    index_turns(index_ids, extract_ids, session_ids, priority=BULK)
 
 
 def _retry_later(turn_id: int, item) -> None:
@@ -92,7 +128,7 @@ def end_imported_session(session_pk: int) -> None:
 @db_task()
 def import_chats(import_id: int) -> None:
     """A chat history import started from its page (its ChatImport row exists)."""
-    chat_import.run(import_id, finish_session=end_imported_session)
+    chat_import.run(import_id, finish_session=end_imported_session, batches=queue_turn_batch)
 
 
 @db_task()

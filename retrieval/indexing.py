@@ -17,7 +17,8 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -240,22 +241,26 @@ def sign_bits(vector, center) -> bytes:
     return np.packbits(shifted > 0).tobytes()
 
 
-def keyword_context(kind: str, obj) -> str:
+def keyword_context(kind: str, obj, batch: dict | None = None) -> str:
     """For a conversation turn, the turn before it; '' for everything else.
 
     An answer ("Yes, last Friday!") rarely repeats the words it answers, so a turn is also
     found by the words of the turn before, in a column of its own at a lower weight
     (backends.CONTEXT_WEIGHT). On LoCoMo this took R@5 from .551 to .607 (docs/retrieval.md).
+    `batch`: (session id, turn index) -> content of the turns indexed together, so a batch's
+    turns find the one before among themselves instead of a query each.
     """
     if kind != Kind.TURN:
         return ""
-    before = (
-        MODELS[Kind.TURN]
-        .objects.filter(session_id=obj.session_id, turn_index__lt=obj.turn_index)
-        .order_by("-turn_index")
-        .values_list("content", flat=True)
-        .first()
-    )
+    before = (batch or {}).get((obj.session_id, obj.turn_index - 1))
+    if before is None:
+        before = (
+            MODELS[Kind.TURN]
+            .objects.filter(session_id=obj.session_id, turn_index__lt=obj.turn_index)
+            .order_by("-turn_index")
+            .values_list("content", flat=True)
+            .first()
+        )
     return (before or "")[:CONTEXT_CHARS]
 
 
@@ -270,7 +275,9 @@ def _write_fts(doc_id: int, body: str, context: str = "") -> None:
 
 def _refresh_next_turn(turn) -> None:
     """A turn that arrived after the one following it (agents may send them out of order) is
-    that one's context: rewrite its keyword row. In order, there is no next turn yet."""
+    that one's context: rewrite its keyword row. In order, there is no next turn yet; a row
+    that already holds this turn as its context (an import stores a conversation in order,
+    each row written with its predecessor) is left as it is."""
     following = (
         MODELS[Kind.TURN]
         .objects.filter(session_id=turn.session_id, turn_index__gt=turn.turn_index)
@@ -279,8 +286,14 @@ def _refresh_next_turn(turn) -> None:
     )
     doc = following and SearchDoc.objects.filter(kind=Kind.TURN, object_id=following.pk).first()
     if doc and doc.fts_at is not None:
+        context = turn.content[:CONTEXT_CHARS]
+        with connection.cursor() as cur:
+            cur.execute("SELECT context FROM search_fts WHERE rowid = %s", [doc.id])
+            row = cur.fetchone()
+        if row is not None and row[0] == seg.segment(context):
+            return
         with transaction.atomic():
-            _write_fts(doc.id, document_text(Kind.TURN, following), turn.content[:CONTEXT_CHARS])
+            _write_fts(doc.id, document_text(Kind.TURN, following), context)
 
 
 def delete_vec(doc_id: int) -> None:
@@ -478,6 +491,7 @@ def _sync_doc(
     writes: _Writes,
     now,
     segmented: dict | None = None,
+    batch: dict | None = None,
 ) -> SearchDoc:
     """Bring one item's SearchDoc and keyword row up to date (its writes go to `writes`;
     `segmented` may hold its text's segmentation, made beside this process)."""
@@ -487,7 +501,7 @@ def _sync_doc(
         writes.vec_dropped.append(doc.id)  # an outdated vector must never be found by its old text
         doc.embedded_hash, doc.embedded_at, changed = "", None, True
     if doc.content_hash != digest or doc.fts_version != version or doc.fts_at is None:
-        context = keyword_context(kind, obj)
+        context = keyword_context(kind, obj, batch)
         tokens, grams = (segmented or {}).get(body) or (seg.segment(body), seg.segment_grams(body))
         writes.fts.append((doc.id, tokens, grams, seg.segment(context)))
         doc.content_hash, doc.fts_version, doc.fts_at, changed = digest, version, now, True
@@ -502,30 +516,39 @@ def _sync_doc(
 
 
 def index_items(
-    kind: str, objects: Iterable, embed: bool = True, segmented: dict | None = None
+    kind: str,
+    objects: Iterable,
+    embed: bool = True,
+    segmented: dict | None = None,
+    vectors: dict | None = None,
 ) -> int:
     """(Re)index items: keywords and filters now, vectors for changed text; returns the count.
-    `segmented`: text -> (tokens, grams) already made (a bulk reindex's helper process)."""
+    `segmented`: text -> (tokens, grams) already made (a bulk reindex's helper process);
+    `vectors`: filled with object id -> the vector written now (what extraction reuses)."""
     objects = list(objects)
     userdict.ensure_loaded()
     version = seg.version()
     state = vector_state() if embed else None
     todo, writes, now = [], _Writes(), timezone.now()
+    batch = (
+        {(o.session_id, o.turn_index): o.content for o in objects} if kind == Kind.TURN else None
+    )
     with transaction.atomic():
         docs, created = _docs_for(kind, objects)
         for obj in objects:
             doc = _sync_doc(
-                kind, obj, version, docs[obj.pk], obj.pk in created, writes, now, segmented
+                kind, obj, version, docs[obj.pk], obj.pk in created, writes, now, segmented, batch
             )
             if state and state.ok and doc.vector_stale:
                 todo.append((doc, document_text(kind, obj)))
         writes.run()
-    if todo:
-        _embed(todo, state)
+    if todo and (written := _embed(todo, state)) and vectors is not None:
+        vectors.update(written)
     return len(objects)
 
 
-def _embed(todo: list, state: VectorState) -> None:
+def _embed(todo: list, state: VectorState) -> dict:
+    """Embed and write the vectors of `todo`; returns object id -> the vector written."""
     # The model runs outside the transaction so a slow embedder never holds the write lock.
     vectors = get_embedder().passages([body for _, body in todo])
     with transaction.atomic():
@@ -533,12 +556,14 @@ def _embed(todo: list, state: VectorState) -> None:
         center = center_of(space)
         current = SearchDoc.objects.in_bulk([doc.id for doc, _ in todo])
         now, embedded = connection.ops.adapt_datetimefield_value(timezone.now()), []
+        written = {}
         for (doc, _), vector in zip(todo, vectors, strict=True):
             fresh = current.get(doc.id)
             if fresh is None or fresh.content_hash != doc.content_hash:
                 continue  # edited or deleted while we embedded: its own reindex handles it
             _write_vec(fresh, vector, center)
             embedded.append((fresh.content_hash, now, fresh.id))
+            written[fresh.object_id] = vector
         with connection.cursor() as cur:  # one statement, not a save() per item
             cur.executemany(
                 f"UPDATE {SearchDoc._meta.db_table} SET embedded_hash = %s, embedded_at = %s "
@@ -546,6 +571,7 @@ def _embed(todo: list, state: VectorState) -> None:
                 embedded,
             )
         ensure_center(space)
+    return written
 
 
 def remove_item(kind: str, object_id: int) -> None:
@@ -608,12 +634,53 @@ def _keywords_current(kind: str, obj) -> SearchDoc | None:
     return doc if Meta.of_doc(doc) == Meta.of(kind, obj) else None
 
 
+def reindex_many(kind: str, object_ids: list[int]) -> dict[int, np.ndarray]:
+    """`reindex_one` for a batch (a chat import's turns): the keyword rows in one transaction,
+    the vectors in one embedder call; returns object id -> the vector written now (items
+    already current are not embedded again and are not in it). Raises EmbeddingError, as
+    `reindex_one` does, after the keyword rows are committed."""
+    objects = list(queryset(kind).filter(pk__in=object_ids).order_by("pk"))
+    for gone in set(object_ids) - {obj.pk for obj in objects}:
+        remove_item(kind, gone)
+    written: dict[int, np.ndarray] = {}
+    if objects:
+        index_items(kind, objects, vectors=written)
+    if kind == Kind.TURN:
+        # A turn followed by the next index in the batch is that one's context already (its
+        # row was written with the batch); only the last of a run can be another's.
+        held = {(t.session_id, t.turn_index) for t in objects}
+        for turn in objects:
+            if (turn.session_id, turn.turn_index + 1) not in held:
+                _refresh_next_turn(turn)
+    return written
+
+
+_bulk = threading.local()
+
+
+@contextmanager
+def turn_keywords_later() -> Iterator[None]:
+    """While a bulk of turns is stored in this thread (a chat import, lifecycle.turnbatch),
+    their keyword rows are left to the batch that indexes them: one transaction for many,
+    where writing each in its own write took three fifths of storing a turn. They are found by
+    keywords once their batch ran (seconds behind, while the consumer runs), by vector with
+    it, as a live turn is by vector."""
+    outer = getattr(_bulk, "turns", False)
+    _bulk.turns = True
+    try:
+        yield
+    finally:
+        _bulk.turns = outer
+
+
 def index_keywords_now(sender, kind: str, object_id: int, instance=None, **kwargs) -> None:
     """The receiver of curator.signals.item_written: the item's keyword row in the write's
     own transaction, so keyword search finds a memory the moment it is written; its vector
     follows from the queue (index_item). A failure here never fails the write: the queued
     job indexes the item again. `instance`: the item as the writer just saved it (not read
     back)."""
+    if kind == Kind.TURN and getattr(_bulk, "turns", False):
+        return  # its batch writes it (turn_keywords_later)
     try:
         with transaction.atomic():  # a savepoint: a failed index write leaves the write whole
             obj = instance or queryset(kind).filter(pk=object_id).first()

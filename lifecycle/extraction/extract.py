@@ -229,6 +229,57 @@ def run_turn(turn_id: int, *, retry: bool = False) -> ExtractionItem | None:
     return None
 
 
+def run_turns(turn_ids: list[int], vectors: dict | None = None) -> list[int]:
+    """The job for a batch of turns (a chat import): what `run_turn` does for each, with the
+    learned model deciding on the batch's vectors at once (`vectors`: turn id -> the vector
+    indexing just made; the others are read from the index) and the turns that give nothing
+    marked in one statement. One run is recorded for the batch when it proposed anything.
+
+    Returns the turns left to `run_turn` (those the LLM takes: their retries are scheduled
+    one by one)."""
+    turns = list(
+        ConversationTurn.objects.select_related("session__owner")
+        .filter(pk__in=turn_ids, extracted=False)
+        .order_by("timestamp", "pk")
+    )
+    own, quiet, for_model = [], [], []
+    found: dict[int, list[Candidate]] = {}
+    for turn in turns:
+        if turn.role != Role.USER:
+            quiet.append(turn.pk)
+        elif llm.configured() and (wants_llm(turn) or _retrying(turn)):
+            own.append(turn.pk)
+        elif candidates := rule_candidates(turn):
+            found[turn.pk] = candidates
+        else:
+            for_model.append(turn)
+    found.update(learned.batch_candidates(for_model, vectors or {}))
+    run_id, began, counts = runs.new_run_id("extract"), timezone.now(), {}
+    for turn in turns:
+        if turn.pk in own or turn.pk in quiet:
+            continue
+        if not found.get(turn.pk):
+            quiet.append(turn.pk)
+            continue
+        for result in _commit(turn, found[turn.pk], run_id):
+            counts[result.outcome] = counts.get(result.outcome, 0) + 1
+    _mark_extracted(quiet)
+    if counts:
+        counts["turns"] = len(turns) - len(own)
+        runs.record_single(JobKind.EXTRACT, Trigger.SCHEDULE, run_id, counts, began)
+    return own
+
+
+def _mark_extracted(turn_ids: list[int]) -> None:
+    """Turns with nothing to extract, as `_commit` marks one with no candidate."""
+    if turn_ids:
+        with transaction.atomic():
+            ConversationTurn.objects.filter(pk__in=turn_ids).update(extracted=True)
+            ExtractionItem.objects.filter(turn_id__in=turn_ids, status=QueueStatus.WAITING).update(
+                status=QueueStatus.DONE, next_attempt_at=None
+            )
+
+
 # --------------------------------------------------------------------------------------
 # The offline extractors: the rules, then the learned model
 # --------------------------------------------------------------------------------------

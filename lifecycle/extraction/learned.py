@@ -62,6 +62,22 @@ def turn_vector(turn: ConversationTurn) -> np.ndarray | None:
         return None
 
 
+def stored_vectors(turn_ids: list[int]) -> dict[int, np.ndarray]:
+    """The index's current e5 vectors of these turns, in one statement (a batch's `_stored`)."""
+    if not turn_ids or not get_embedder().name.startswith(LocalEmbedder.family):
+        return {}
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT d.object_id, v.embedding FROM search_vecf v JOIN {SearchDoc._meta.db_table} d "
+            "ON d.id = v.doc_id WHERE d.kind = %s AND d.embedded_hash = d.content_hash "
+            "AND d.object_id IN (SELECT value FROM json_each(%s))",
+            [Kind.TURN, "[" + ",".join(str(int(i)) for i in turn_ids) + "]"],
+        )
+        rows = cur.fetchall()
+    found = {pk: np.frombuffer(bytes(blob), dtype=np.float32) for pk, blob in rows}
+    return {pk: v for pk, v in found.items() if v.shape == (model.DIMENSION,)}
+
+
 def candidates(turn: ConversationTurn, vector: np.ndarray | None = None) -> list[Candidate]:
     """The learned extractor's candidate for the turn, or [] (not accepted, no model)."""
     found = model.load()
@@ -70,7 +86,37 @@ def candidates(turn: ConversationTurn, vector: np.ndarray | None = None) -> list
     vector = turn_vector(turn) if vector is None else vector
     if vector is None:
         return []
-    decision = found.decide(vector.reshape(1, -1), [turn.content])[0]
+    return _candidate(turn, found.decide(vector.reshape(1, -1), [turn.content])[0], found)
+
+
+def batch_candidates(
+    turns: list[ConversationTurn], known: dict[int, np.ndarray]
+) -> dict[int, list[Candidate]]:
+    """`candidates` for many turns with one decision over their matrix of vectors: `known`
+    holds vectors indexing just made (turn id -> vector); the others are read from the index
+    in one statement, and what neither has is embedded here in one call."""
+    found = model.load()
+    if found is None or not turns:
+        return {}
+    ours = get_embedder().name.startswith(LocalEmbedder.family)
+    vectors = {pk: v for pk, v in known.items() if ours and v.shape == (model.DIMENSION,)}
+    vectors.update(stored_vectors([t.pk for t in turns if t.pk not in vectors]))
+    missing = [t for t in turns if t.pk not in vectors]
+    if missing:
+        try:
+            made = LocalEmbedder().passages([t.content for t in missing])
+            vectors.update((t.pk, v) for t, v in zip(missing, made, strict=True))
+        except EmbeddingError as exc:
+            log.info("%d turns: the learned extractor has no vector (%s)", len(missing), exc)
+    ready = [t for t in turns if t.pk in vectors]
+    if not ready:
+        return {}
+    matrix = np.vstack([vectors[t.pk] for t in ready])
+    decisions = found.decide(matrix, [t.content for t in ready])
+    return {t.pk: _candidate(t, d, found) for t, d in zip(ready, decisions, strict=True)}
+
+
+def _candidate(turn: ConversationTurn, decision: model.Decision, found) -> list[Candidate]:
     if not decision.confidence:
         return []
     said_at = timezone.localtime(turn.timestamp)

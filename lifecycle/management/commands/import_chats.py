@@ -47,6 +47,7 @@ class Command(BaseCommand):
             job = chat_import.run(
                 job.pk,
                 finish_session=tasks.end_imported_session,
+                batches=tasks.queue_turn_batch,
                 progress=self._progress if progress else None,
             )
         except KeyboardInterrupt:
