@@ -213,7 +213,9 @@ def role(pid: int, server: int) -> str:
     return "web worker"
 
 
-def serve_pss(data: Path, searches: int = 100, turns: int = 20, env: dict | None = None) -> dict:
+def serve_pss(
+    data: Path, searches: int = 100, turns: int = 20, root: Path = ROOT, env: dict | None = None
+) -> dict:
     """`manage.py serve` on this data dir; PSS of each of its processes after warming up,
     `searches` searches and `turns` turns over HTTP with the queue drained."""
     import http.client
@@ -221,14 +223,14 @@ def serve_pss(data: Path, searches: int = 100, turns: int = 20, env: dict | None
     env = {**os.environ, "MEMSITE_DATA_DIR": str(data), "MEMSITE_API_RATE_LIMIT": "0",
            "MEMSITE_LOG_LEVEL": "WARNING", "MEMSITE_HUEY_IMMEDIATE": "false",
            **(env or {})}  # fmt: skip
-    manage = [sys.executable, str(ROOT / "manage.py")]
+    manage = [sys.executable, str(root / "manage.py")]
     token = subprocess.run(
         [*manage, "api_token", "create", "--name", f"bench-{time.time_ns()}"],
-        env=env, capture_output=True, text=True, check=True, cwd=ROOT,
+        env=env, capture_output=True, text=True, check=True, cwd=root,
     ).stdout.strip().splitlines()[-1]  # fmt: skip
     server = subprocess.Popen(
         [*manage, "serve", "--host", "127.0.0.1", "--port", "0"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT,
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=root,
     )  # fmt: skip
     try:
         for line in server.stdout:
@@ -284,6 +286,9 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--keep", help="keep the grown data dir here (moved when done)")
     parser.add_argument("--reuse", help="measure this data dir instead of growing one")
+    parser.add_argument(
+        "--checkout", default=str(ROOT), help="serve this checkout's code (A/B against another)"
+    )
     parser.add_argument("--grow-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.reuse:
@@ -298,13 +303,13 @@ def main() -> None:
     if args.grow_only:
         print(data)
         return
-    result = serve_pss(data, args.searches, args.turns)
+    result = serve_pss(data, args.searches, args.turns, Path(args.checkout))
     rows = [[name, pid, f"{mb:.0f}"] for name, pid, mb in sorted(result["processes"])]
     total = sum(mb for _, _, mb in result["processes"])
     web = [mb for name, _, mb in result["processes"] if name == "web worker"]
     with os.popen("uptime") as up:
         load = up.read().strip().split("load average:")[-1].strip()
-    print(f"\n`manage.py serve` on {data} ({args.searches} searches in "
+    print(f"\n`manage.py serve` of {args.checkout} on {data} ({args.searches} searches in "
           f"{result['search_s']:.1f} s, {args.turns} turns; load {load})\n")  # fmt: skip
     print(table(["process", "pid", "PSS MB"], rows))
     print(f"\nlargest web worker {max(web):.0f} MB; whole `make run` {total:.0f} MB")

@@ -51,3 +51,37 @@ def test_a_child_reaped_by_another_waiter_counts_as_exited():
     child = _child("pass")
     os.waitpid(child.pid, 0)
     assert child.poll() == 0
+
+
+def test_after_a_task_that_grew_the_process_its_freed_memory_is_given_back(monkeypatch):
+    """A job that read every fact leaves its peak behind unless the consumer trims."""
+    monkeypatch.setattr(consumer, "_trimmed_at", 0)
+    resident = [200 << 20]
+    monkeypatch.setattr(consumer, "resident_bytes", lambda: resident[0])
+    collected = []
+    monkeypatch.setattr("gc.collect", lambda: collected.append(1))
+    assert consumer.trim_if_grown() and collected == [1]
+    resident[0] += consumer.TRIM_GROWTH // 2  # a little growth: not worth a collection
+    assert not consumer.trim_if_grown() and collected == [1]
+    resident[0] += consumer.TRIM_GROWTH
+    assert consumer.trim_if_grown() and collected == [1, 1]
+
+
+def test_the_consumer_checks_after_every_task_finished_or_failed(monkeypatch):
+    from huey.api import MemoryHuey
+
+    checks = []
+    monkeypatch.setattr(consumer, "trim_if_grown", lambda: checks.append(1))
+    huey = MemoryHuey(immediate=True)
+    consumer.give_back_memory_after_tasks(huey)
+
+    @huey.task()
+    def job(fail):
+        if fail:
+            raise ValueError("failed")
+
+    job(False)
+    assert checks == [1]
+    with pytest.raises(Exception):  # noqa: B017 (huey wraps the task's error)
+        job(True)()
+    assert checks == [1, 1]
