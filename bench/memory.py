@@ -203,6 +203,25 @@ def children(pid: int) -> list[int]:
     return found
 
 
+def cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def settle(consumers: list[int], last_write: float, limit: float = 600) -> None:
+    """Until the writes' delayed contradiction scan (CONTRADICTIONS_DELAY, 60 s, after the
+    first write; it reads every active fact) has run and the consumer is idle: what it holds
+    for the rest of its life, not a moment before its largest regular job."""
+    delay = int(os.environ.get("MEMSITE_CONTRADICTIONS_DELAY", 60))
+    time.sleep(max(0.0, last_write + delay + 5 - time.monotonic()))
+    started = time.monotonic()
+    while consumers and time.monotonic() - started < limit:
+        before = sum(cpu_ticks(p) for p in consumers)
+        time.sleep(5)
+        if sum(cpu_ticks(p) for p in consumers) - before <= 5:  # under 1% of a core
+            return
+
+
 def role(pid: int, server: int) -> str:
     command = Path(f"/proc/{pid}/cmdline").read_bytes()
     comm = Path(f"/proc/{pid}/comm").read_text().strip()
@@ -258,10 +277,12 @@ def serve_pss(
             content = turn_text(rng, 20_000_000 + i, role_name)
             call("POST", "/api/v1/turns", {"session_id": "bench-memory", "turn_index": i,
                                            "role": role_name, "content": content})  # fmt: skip
+        last_write = time.monotonic()
         deadline = time.time() + 600
         while call("GET", "/api/v1/health")["queue"]["pending"] and time.time() < deadline:
             time.sleep(0.5)
-        time.sleep(2)
+        processes = [server.pid, *children(server.pid)]
+        settle([p for p in processes if role(p, server.pid) == "consumer"], last_write)
         processes = [server.pid, *children(server.pid)]
         rows = [(role(p, server.pid), p, pss_mb(p)) for p in processes]
         return {"processes": rows, "search_s": search_s}
