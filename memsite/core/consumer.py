@@ -13,6 +13,7 @@ a waiting one takes over, so the jobs run as long as any of them is alive.
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import signal
 import subprocess
@@ -23,6 +24,9 @@ import traceback
 from pathlib import Path
 
 from django.conf import settings
+from django.core.management import call_command
+from django.db import connections
+from huey.signals import SIGNAL_COMPLETE, SIGNAL_ERROR
 
 LOCK_NAME = "consumer.lock"
 PR_SET_PDEATHSIG = 1
@@ -156,8 +160,6 @@ def fork() -> ForkedConsumer:
     parent, which stops it gracefully), SIGTERM when its parent dies (Linux), no keyword
     postings of its own, and it runs once it holds the data directory's lock. Fork it while
     this process runs no other thread (a thread's locks would be copied held)."""
-    from django.db import connections
-
     connections.close_all()  # the child must never share this process's SQLite handles
     sys.stdout.flush()
     sys.stderr.flush()
@@ -200,16 +202,12 @@ def _become_consumer(parent: int) -> None:
 def use_no_keyword_index() -> None:
     """This process ranks keywords in SQLite (see `environment`); postings a forked consumer
     inherited stay untouched, so their pages stay shared with the parent."""
-    from django.conf import settings as live
-
     os.environ.update(KEYWORD_INDEX_OFF)
-    live.SEARCH_KEYWORD_INDEX = False
+    settings.SEARCH_KEYWORD_INDEX = False
 
 
 def run_forked() -> int:
     """`manage.py consumer` with the options `command()` passes, in this process."""
-    from django.core.management import call_command
-
     call_command("consumer", graceful_signal="TERM", shutdown_timeout=SHUTDOWN_TIMEOUT)
     return 0
 
@@ -260,7 +258,6 @@ def give_back_memory_after_tasks(huey) -> None:
     freed heap back to the system, so the consumer does not keep the peak of its largest
     job for the rest of its life. Checked after every task (one read of /proc/self/statm),
     done only when it grew by TRIM_GROWTH."""
-    from huey.signals import SIGNAL_COMPLETE, SIGNAL_ERROR
 
     @huey.signal(SIGNAL_COMPLETE, SIGNAL_ERROR)
     def after_task(signal_name, task, *args, **kwargs):
@@ -281,8 +278,6 @@ def resident_bytes() -> int:
 def trim_if_grown() -> bool:
     """Collect and trim when resident memory grew by TRIM_GROWTH since the last time."""
     global _trimmed_at
-    import gc
-
     with _trim_lock:
         if resident_bytes() - _trimmed_at < TRIM_GROWTH:
             return False
