@@ -1,27 +1,32 @@
 """Memory of what `make run` starts, on a database grown through the API:
-`python bench/memory.py [--items 100000] [--keep DIR | --reuse DIR]`.
+`python bench/memory.py [--items 100000] [--api-items 5000] [--keep DIR | --reuse DIR]`.
 
 bench/search.py measures `serve` on its own build (facts bulk-inserted, then reindexed). A
 person's database grows otherwise: turns arrive through POST /api/v1/turns, the consumer
 indexes and extracts them, agents add memories through POST /api/v1/memories, sessions end
 into episodes. So this bench:
 
-1. grows a throwaway database to --items searchable items (turns, extracted and proposed
-   facts, episodes: rows of search_docs) through the API's real views, in this process with
-   Django's test client (real HTTP is the same views behind gunicorn, at 30 turns/s indexed
-   and extracted it would take an hour for 100k), with Huey immediate: every request's jobs
+1. grows a throwaway database to --items searchable items (rows of search_docs): the last
+   --api-items of them (default 5,000: turns in sessions that are then ended, memories
+   proposed, the facts extracted from the turns, the episodes) through the API's real views,
+   in this process with Django's test client and Huey immediate, so every request's jobs
    (keyword and vector indexing, extraction, the episode of an ended session) run as the
-   consumer would run them. The vectors come from a stand-in for the bundled engine under
-   its own name (a hash of the text, normalised): the real engine embeds about 170 texts a
-   second on a quiet core, and memory does not depend on what the vectors say, only on how
-   many there are (the shared vector file) and how many of their pages a query reads;
+   consumer would run them; the rest first, as bench/search.py builds them (facts inserted,
+   then indexed). The write path stores 3-13 items a second on this machine, through HTTP
+   no faster: 100k items all through it would take hours (5,000 took 19 minutes at load 8).
+   The vectors come from a stand-in for the bundled engine under its own name (a hash of
+   the text, normalised): the real engine embeds about 170 texts a second on a quiet core,
+   and memory does not depend on what the vectors say, only on how many there are (the
+   shared vector file) and how many of their pages a query reads;
 2. starts `manage.py serve` on it (what `make run` starts: gunicorn's arbiter, one worker
    per core, the consumer), makes --searches searches and --turns turns over HTTP with the
-   real engine, waits for the queue to drain, and prints the PSS (/proc/PID/smaps_rollup:
-   a page shared by several processes is counted once in total) of each process and their
-   total.
+   real engine, waits for the queue to drain and for the delayed contradiction scan those
+   writes set off (60 s later) to end, and prints the PSS (/proc/PID/smaps_rollup: a page
+   shared by several processes is counted once in total) of each process and their total.
 
---reuse DIR skips the growth and measures an existing data dir (one grown with --keep).
+--reuse DIR skips the growth and measures an existing data dir (one grown with --keep; each
+run adds its turns, so measure a fresh copy to compare); --checkout DIR serves another
+checkout's code on it (before / after).
 """
 
 from __future__ import annotations
