@@ -567,7 +567,7 @@ def serve_memory(data: Path, searches: int = 100, turns: int = 20) -> dict:
             time.sleep(0.5)
         time.sleep(1)
         processes = [server.pid, *children(server.pid)]
-        consumer = [p for p in processes if b"run_huey" in Path(f"/proc/{p}/cmdline").read_bytes()]
+        consumer = [p for p in processes if is_consumer(p)]
         web = [pss_mb(p) for p in processes if p not in consumer]
         return {"web": sum(web), "web_max": max(web), "others": sum(pss_mb(p) for p in consumer),
                 "processes": len(web)}  # fmt: skip
@@ -577,6 +577,14 @@ def serve_memory(data: Path, searches: int = 100, turns: int = 20) -> dict:
             server.wait(30)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+def is_consumer(pid: int) -> bool:
+    """serve's task consumer: forked under gunicorn (named huey-consumer), else its own
+    `python -m memsite consumer` (run_huey)."""
+    if Path(f"/proc/{pid}/comm").read_text().strip() == "huey-consumer":
+        return True
+    return b"run_huey" in Path(f"/proc/{pid}/cmdline").read_bytes()
 
 
 def children(pid: int) -> list[int]:

@@ -147,6 +147,9 @@ def scan(
     finally:
         if not dry_run:
             runs.release(LOCK, holder)
+        # The claims read for this scan (up to 20,000, about 90 MB at 100k facts) would
+        # otherwise stay in the consumer until the next one.
+        rules.read.cache_clear()
     return report
 
 

@@ -1223,16 +1223,17 @@ def load_dictionary() -> None:
     seg.tokens("预热 warm-up")
 
 
-def warm_up() -> None:
+def warm_up(engine: bool = True) -> None:
     """Load what the first search would otherwise wait for: jieba's dictionary, the local
-    embedding engine, the vector matrix (1.4 s at 100k vectors) and the keyword postings
-    (3-4 s at 100k items). `serve` runs it in a thread at start; a failure only means the
-    first search pays instead."""
+    embedding engine (unless `engine` is False), the vector matrix (1.4 s at 100k vectors)
+    and the keyword postings (3-4 s at 100k items). `serve` runs it before it forks (without
+    the engine) and in a thread of each worker; a failure only means the first search pays
+    instead."""
 
     try:
         load_dictionary()
         state, _center = search_space()
-        if state.ok and isinstance(get_embedder(), LocalEmbedder):
+        if engine and state.ok and isinstance(get_embedder(), LocalEmbedder):
             get_embedder().query("预热 warm-up")
         if state.ok and backends.matrix_usable():
             matrix.current(state.dimension)

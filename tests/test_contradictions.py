@@ -17,7 +17,7 @@ from curator.models import (
 )
 from curator.undo import UndoRefused, undo_event
 from lifecycle import contradictions, tasks
-from lifecycle.extraction.contradiction_rules import verdict
+from lifecycle.extraction.contradiction_rules import read, verdict
 from tests.api_helpers import assert_error
 
 
@@ -92,6 +92,11 @@ def test_the_job_finds_each_pair_once(found):
     assert Contradiction.objects.count() == 2
     again = contradictions.scan()
     assert again.total == 0 and Contradiction.objects.count() == 2
+
+
+def test_a_scan_does_not_keep_the_claims_it_read(found):
+    """The consumer would otherwise hold every fact's reading (90 MB at 100k facts)."""
+    assert read.cache_info().currsize == 0
 
 
 def test_the_same_subject_and_predicate_with_another_value_is_a_contradiction(db):

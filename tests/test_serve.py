@@ -135,8 +135,11 @@ def _web_processes(proc, consumer_pid, count, gone=None):
 
 
 def _is_consumer(pid: int) -> bool:
-    """serve's task consumer: `python -m memsite consumer` (run_huey under the data dir's
-    consumer lock, memsite/core/consumer.py)."""
+    """serve's task consumer: forked from serve under gunicorn (named huey-consumer), else
+    `python -m memsite consumer` (run_huey under the data dir's consumer lock,
+    memsite/core/consumer.py)."""
+    if Path(f"/proc/{pid}/comm").read_text().strip() == "huey-consumer":
+        return True
     cmd = _cmdline(pid)
     return "run_huey" in cmd or "memsite consumer" in cmd
 
@@ -216,17 +219,42 @@ def test_gunicorn_replaces_a_web_process_that_dies(env, tmp_path):
             proc.wait()
 
 
-@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux /proc")
-def test_the_consumer_ranks_keywords_in_sqlite_instead_of_holding_postings(env, tmp_path):
-    """One copy of the keyword postings per machine: the web process's (docs/performance.md)."""
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_the_consumer_is_forked_from_serve_holds_the_lock_and_dies_with_it(env, tmp_path):
+    """Under gunicorn the consumer is serve's child in a session of its own (Ctrl-C in the
+    terminal reaches only serve, which stops it gracefully), it holds the data directory's
+    consumer lock, and it goes when serve is killed without a chance to clean up."""
+    lock = Path(env["MEMSITE_DATA_DIR"]) / "consumer.lock"
     with (tmp_path / "serve.err").open("w") as stderr_file:
-        proc = _start_serve(env, stderr_file, port=0)
+        proc = _start_serve({**env, "MEMSITE_WEB_SERVER": "gunicorn"}, stderr_file, port=0)
     try:
         _url, consumer_pid = _wait_for_ready_line(proc)
-        environ = Path(f"/proc/{consumer_pid}/environ").read_bytes().split(b"\0")
-        assert b"MEMSITE_SEARCH_KEYWORD_INDEX=0" in environ
-        web = Path(f"/proc/{proc.pid}/environ").read_bytes().split(b"\0")
-        assert b"MEMSITE_SEARCH_KEYWORD_INDEX=0" not in web
+        assert _parent_pid(consumer_pid) == proc.pid and _is_consumer(consumer_pid)
+        assert os.getsid(consumer_pid) == consumer_pid != os.getsid(proc.pid)
+        for _ in range(150):
+            if lock.exists() and lock.read_text().strip() == str(consumer_pid):
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail(f"the consumer {consumer_pid} never held {lock}")
+        proc.kill()
+        proc.wait(timeout=10)
+        for _ in range(150):
+            if not _running(consumer_pid):
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("the consumer outlived serve")
     finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=20)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a killed serve's child waits for init to reap it)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"

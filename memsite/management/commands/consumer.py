@@ -22,6 +22,9 @@ class Command(RunHuey):
             )
             sys.stderr.flush()
             lock = consumer.take_lock(wait=True)
+        from huey.contrib.djhuey import HUEY
+
+        consumer.give_back_memory_after_tasks(HUEY)
         try:
             super().handle(*args, **options)
         finally:

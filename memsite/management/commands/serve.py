@@ -47,14 +47,15 @@ class Command(BaseCommand):
         self._workers = []
         self._ensure_port_free(host, port)
         self._install_signal_handlers()
-        consumer = self._start_consumer()
+        self._consumer = None
         error = None
         try:
-            error = self._serve(host, port, consumer)
+            error = self._serve(host, port)
         except KeyboardInterrupt:
             pass  # a signal arrived outside waitress's loop: same clean shutdown
         finally:
-            self._stop_consumer(consumer)
+            self._stop_consumer(self._consumer)
+        consumer = self._consumer
         if self._worker_died:
             error = f"A web worker process (pid {self._worker_died}) exited unexpectedly."
         if self._consumer_died:
@@ -65,10 +66,11 @@ class Command(BaseCommand):
         if error:
             self._fail(error)
 
-    def _serve(self, host, port, consumer):
+    def _serve(self, host, port):
         """Serve until SIGINT/SIGTERM; return an error message if the server could not start."""
         if settings.WEB_SERVER == "gunicorn":
-            return self._serve_gunicorn(host, port, consumer)
+            return self._serve_gunicorn(host, port)
+        self._consumer = consumer = self._start_consumer()
         try:
             app = _wsgi_application()
             family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
@@ -95,10 +97,17 @@ class Command(BaseCommand):
             self._stop_workers()
         return None
 
-    def _serve_gunicorn(self, host, port, consumer):
+    def _serve_gunicorn(self, host, port):
         """gunicorn's arbiter in this process: it forks the workers, replaces one that dies,
-        and stops them all on SIGINT (at once) or SIGTERM (requests finished first)."""
+        and stops them all on SIGINT (at once) or SIGTERM (requests finished first). What
+        every process needs is loaded here first, then the consumer and the workers are
+        forked from this process and share those pages (docs/performance.md)."""
         from memsite.gunicorn import serve
+
+        _share_before_fork()
+        # Forked, not started: a fresh interpreter would load Django, the app and jieba's
+        # dictionary again (about 70 MB of its own).
+        self._consumer = consumer = consumer_process.fork()
 
         def ready(effective_host, effective_port):
             self._watch_consumer(consumer)
@@ -110,7 +119,6 @@ class Command(BaseCommand):
                 )
                 self.stdout.flush()
 
-        _share_before_fork()
         code = serve(
             _wsgi_application(),
             host,
@@ -210,7 +218,8 @@ class Command(BaseCommand):
         # Further signals would interrupt this cleanup half-way; it is bounded by GRACE_SECONDS.
         for signum in (signal.SIGINT, signal.SIGTERM):
             signal.signal(signum, signal.SIG_IGN)
-        consumer_process.stop(consumer, GRACE_SECONDS)  # graceful: running tasks finish first
+        if consumer is not None:  # None: stopped while loading, before it was forked
+            consumer_process.stop(consumer, GRACE_SECONDS)  # graceful: running tasks finish first
 
     def _fail(self, message):
         self.stderr.write(message)
@@ -296,13 +305,12 @@ def _warm_up_thread():
 
 
 def _share_before_fork():
-    """Load jieba's dictionary (61 MB of a web process) before the workers fork, so they
-    share its pages instead of each loading its own; frozen, no garbage collection in a
-    worker writes to (and so copies) them. The rest of the warm-up follows the database
-    (postings, vector file) and runs in each worker."""
-    import gc
+    """Load jieba's dictionary (61 MB), the keyword postings (about 0.5 KB an item) and the
+    vector file's map before the consumer and the workers fork, so they share those pages
+    instead of each loading its own; frozen, no garbage collection in a child writes to (and
+    so copies) them. Each worker then follows the database's later changes itself, and
+    loads the embedding engine (its threads must not be forked; its model file is mapped,
+    shared anyway)."""
+    from retrieval.search import warm_up
 
-    from retrieval.search import load_dictionary
-
-    load_dictionary()
-    gc.freeze()
+    warm_up(engine=False)

@@ -1,0 +1,347 @@
+"""Memory of what `make run` starts, on a database grown through the API:
+`python bench/memory.py [--items 100000] [--api-items 5000] [--keep DIR | --reuse DIR]`.
+
+bench/search.py measures `serve` on its own build (facts bulk-inserted, then reindexed). A
+person's database grows otherwise: turns arrive through POST /api/v1/turns, the consumer
+indexes and extracts them, agents add memories through POST /api/v1/memories, sessions end
+into episodes. So this bench:
+
+1. grows a throwaway database to --items searchable items (rows of search_docs): the last
+   --api-items of them (default 5,000: turns in sessions that are then ended, memories
+   proposed, the facts extracted from the turns, the episodes) through the API's real views,
+   in this process with Django's test client and Huey immediate, so every request's jobs
+   (keyword and vector indexing, extraction, the episode of an ended session) run as the
+   consumer would run them; the rest first, as bench/search.py builds them (facts inserted,
+   then indexed). The write path stores 3-13 items a second on this machine, through HTTP
+   no faster: 100k items all through it would take hours (5,000 took 19 minutes at load 8).
+   The vectors come from a stand-in for the bundled engine under its own name (a hash of
+   the text, normalised): the real engine embeds about 170 texts a second on a quiet core,
+   and memory does not depend on what the vectors say, only on how many there are (the
+   shared vector file) and how many of their pages a query reads;
+2. starts `manage.py serve` on it (what `make run` starts: gunicorn's arbiter, one worker
+   per core, the consumer), makes --searches searches and --turns turns over HTTP with the
+   real engine, waits for the queue to drain and for the delayed contradiction scan those
+   writes set off (60 s later) to end, and prints the PSS (/proc/PID/smaps_rollup: a page
+   shared by several processes is counted once in total) of each process and their total.
+
+--reuse DIR skips the growth and measures an existing data dir (one grown with --keep; each
+run adds its turns, so measure a fresh copy to compare); --checkout DIR serves another
+checkout's code on it (before / after).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+from retrieval_kit import pss_mb, setup_django, table  # noqa: E402
+from search import SEED, fact_text, queries  # noqa: E402
+
+# This folder last: its mcp.py (a bench) must not hide the mcp package the app imports.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != BENCH] + [str(BENCH)]
+
+ROOT = Path(__file__).resolve().parents[1]
+TURNS_PER_SESSION = 10
+MEMORY_EVERY = 4  # one POST /memories after every few turns
+
+# What people tell an assistant, so the extractor has something to keep.
+STATEMENTS = [
+    "我住在{place}，最近在做{thing}相关的工作。",
+    "以后回答都用中文，我更喜欢{thing}。",
+    "周末想去{place}跑步，有什么路线推荐？",
+    "I prefer {thing_en} over {other_en} for {domain}.",
+    "Remember that my manager is {person_en} and we meet on Mondays.",
+    "My daughter starts school in {month}; I moved to {place_en} last year.",
+]
+ANSWERS = [
+    "好的，我记下了：{fact}",
+    "Here is a short answer with a few details about {thing_en}.",
+    "可以试试下面的方法：先看{thing}，再看日志。",
+    "Noted. {fact}",
+]
+
+
+def stand_in_embedder():
+    """The bundled engine's name and dimension, vectors from a hash of the text."""
+    import numpy as np
+
+    from retrieval.embedders import LocalEmbedder
+
+    class HashedEngine(LocalEmbedder):
+        def _encode(self, texts, is_query):
+            rows = np.empty((len(texts), self.dimension), np.float32)
+            for i, text in enumerate(texts):
+                seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest())
+                rows[i] = np.random.default_rng(seed).standard_normal(self.dimension)
+            return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    return HashedEngine()
+
+
+def turn_text(rng: random.Random, n: int, role: str) -> str:
+    from search import PEOPLE_EN, PLACES_EN, PLACES_ZH, THINGS_EN, THINGS_ZH
+
+    words = {
+        "place": rng.choice(PLACES_ZH), "thing": rng.choice(THINGS_ZH),
+        "thing_en": rng.choice(THINGS_EN), "other_en": rng.choice(THINGS_EN),
+        "domain": rng.choice(["backend", "billing", "search", "infra"]),
+        "person_en": rng.choice(PEOPLE_EN), "place_en": rng.choice(PLACES_EN),
+        "month": rng.choice(["March", "May", "September"]), "fact": fact_text(rng, n),
+    }  # fmt: skip
+    if role == "user":
+        if rng.random() < 0.5:
+            return fact_text(rng, n)
+        return rng.choice(STATEMENTS).format(**words) + f" ({n})"
+    return rng.choice(ANSWERS).format(**words)
+
+
+def grow(items: int, api_items: int) -> Path:
+    """A data dir with `items` rows of search_docs: the bench's bulk build for all but the
+    last `api_items`, which come through the API's views."""
+    data = setup_django("memory")
+    from django.db import connection
+
+    from retrieval.embedders import use_embedder
+
+    use_embedder(stand_in_embedder())
+    if items > api_items:
+        bulk(items - api_items)
+    through_api(items)
+    use_embedder(None)
+    connection.close()
+    return data
+
+
+def bulk(n: int) -> None:
+    """bench/search.py's build: n facts inserted, keyword-indexed and embedded."""
+    from search import corpus
+
+    from curator.models import Fact, Owner
+    from retrieval.reindex import reindex
+
+    owner, texts = Owner.default(), corpus(n)
+    base, rng = datetime(2025, 11, 1, tzinfo=UTC), random.Random(SEED + 2)
+    for start in range(0, n, 5000):
+        Fact.objects.bulk_create(
+            Fact(owner=owner, content=t, importance=round(rng.random(), 2),
+                 created_at=base - timedelta(days=rng.randint(0, 400)))
+            for t in texts[start : start + 5000]
+        )  # fmt: skip
+    started = time.monotonic()
+    reindex(batch=500)
+    print(f"  {n:,} facts built in {time.monotonic() - started:.0f} s", file=sys.stderr)
+
+
+def search_docs() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cur:
+        cur.execute("SELECT count(*) FROM retrieval_searchdoc")
+        return cur.fetchone()[0]
+
+
+def through_api(items: int) -> None:
+    """Sessions of turns, some memories and every session ended, through the API's views,
+    until search_docs holds `items` rows."""
+    from django.test import Client
+
+    from memsite.core.tokens import TokenScope, create_token
+
+    _token, raw = create_token("bench-memory", TokenScope.READ_WRITE, None)
+    client = Client(HTTP_AUTHORIZATION=f"Bearer {raw}", SERVER_NAME="127.0.0.1")
+    rng = random.Random(SEED + 11)
+    started, n, session, base = time.monotonic(), 0, 0, datetime(2025, 11, 1, tzinfo=UTC)
+    first = done = search_docs()
+
+    def post(path: str, body: dict) -> None:
+        reply = client.post(path, json.dumps(body), content_type="application/json")
+        if reply.status_code >= 300:
+            raise RuntimeError(f"{path}: {reply.status_code} {reply.content[:300]!r}")
+
+    while done < items:
+        session += 1
+        when = base + timedelta(hours=3 * session)
+        for t in range(TURNS_PER_SESSION):
+            role = "user" if t % 2 == 0 else "assistant"
+            n += 1
+            post("/api/v1/turns", {
+                "session_id": f"grown-{session}", "turn_index": t, "role": role,
+                "content": turn_text(rng, n, role),
+                "timestamp": (when + timedelta(seconds=40 * t)).isoformat(),
+            })  # fmt: skip
+            if n % MEMORY_EVERY == 0:
+                post("/api/v1/memories", {"content": fact_text(rng, 10_000_000 + n),
+                                          "importance": round(rng.random(), 2)})  # fmt: skip
+        post(f"/api/v1/sessions/grown-{session}/end", {})
+        if session % 5 == 0:
+            done = search_docs()
+            rate = (done - first) / (time.monotonic() - started)
+            print(f"\r  {done:,} items ({rate:.0f}/s through the API)", end="",
+                  file=sys.stderr, flush=True)  # fmt: skip
+    print(f"\n  {done - first:,} items through the API: {n:,} turns in {session:,} sessions",
+          file=sys.stderr)  # fmt: skip
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found += [int(entry.name), *children(int(entry.name))]
+    return found
+
+
+def cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def settle(consumers: list[int], last_write: float, limit: float = 600) -> None:
+    """Until the writes' delayed contradiction scan (CONTRADICTIONS_DELAY, 60 s, after the
+    first write; it reads every active fact) has run and the consumer is idle: what it holds
+    for the rest of its life, not a moment before its largest regular job."""
+    delay = int(os.environ.get("MEMSITE_CONTRADICTIONS_DELAY", 60))
+    time.sleep(max(0.0, last_write + delay + 5 - time.monotonic()))
+    started = time.monotonic()
+    while consumers and time.monotonic() - started < limit:
+        before = sum(cpu_ticks(p) for p in consumers)
+        time.sleep(5)
+        if sum(cpu_ticks(p) for p in consumers) - before <= 5:  # under 1% of a core
+            return
+
+
+def role(pid: int, server: int) -> str:
+    command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    comm = Path(f"/proc/{pid}/comm").read_text().strip()
+    if pid == server:
+        return "arbiter"
+    if b"run_huey" in command or b"consumer" in command or "consumer" in comm:
+        return "consumer"
+    return "web worker"
+
+
+def serve_pss(
+    data: Path, searches: int = 100, turns: int = 20, root: Path = ROOT, env: dict | None = None
+) -> dict:
+    """`manage.py serve` on this data dir; PSS of each of its processes after warming up,
+    `searches` searches and `turns` turns over HTTP with the queue drained."""
+    import http.client
+
+    env = {**os.environ, "MEMSITE_DATA_DIR": str(data), "MEMSITE_API_RATE_LIMIT": "0",
+           "MEMSITE_LOG_LEVEL": "WARNING", "MEMSITE_HUEY_IMMEDIATE": "false",
+           **(env or {})}  # fmt: skip
+    manage = [sys.executable, str(root / "manage.py")]
+    token = subprocess.run(
+        [*manage, "api_token", "create", "--name", f"bench-{time.time_ns()}"],
+        env=env, capture_output=True, text=True, check=True, cwd=root,
+    ).stdout.strip().splitlines()[-1]  # fmt: skip
+    server = subprocess.Popen(
+        [*manage, "serve", "--host", "127.0.0.1", "--port", "0"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=root,
+    )  # fmt: skip
+    try:
+        for line in server.stdout:
+            if match := re.search(r"http://127\.0\.0\.1:(\d+)/", line):
+                port = int(match.group(1))
+                break
+        else:
+            raise RuntimeError("manage.py serve did not start")
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+        def call(method: str, path: str, body: dict | None = None) -> dict:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+            conn.request(method, path, json.dumps(body).encode() if body else None, headers)
+            reply = json.loads(conn.getresponse().read() or b"{}")
+            conn.close()
+            return reply
+
+        started = time.monotonic()
+        for q in queries()[:searches]:
+            call("POST", "/api/v1/search", {"query": q})
+        search_s = time.monotonic() - started
+        rng = random.Random(SEED + 7)
+        for i in range(turns):
+            role_name = "user" if i % 2 == 0 else "assistant"
+            content = turn_text(rng, 20_000_000 + i, role_name)
+            call("POST", "/api/v1/turns", {"session_id": "bench-memory", "turn_index": i,
+                                           "role": role_name, "content": content})  # fmt: skip
+        last_write = time.monotonic()
+        deadline = time.time() + 600
+        while call("GET", "/api/v1/health")["queue"]["pending"] and time.time() < deadline:
+            time.sleep(0.5)
+        processes = [server.pid, *children(server.pid)]
+        settle([p for p in processes if role(p, server.pid) == "consumer"], last_write)
+        processes = [server.pid, *children(server.pid)]
+        rows = [(role(p, server.pid), p, pss_mb(p)) for p in processes]
+        return {"processes": rows, "search_s": search_s}
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument(
+        "--api-items", type=int, default=5000,
+        help="how many of the items come through the API (the rest: the bench's bulk build)",
+    )  # fmt: skip
+    parser.add_argument("--searches", type=int, default=100)
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--keep", help="keep the grown data dir here (moved when done)")
+    parser.add_argument("--reuse", help="measure this data dir instead of growing one")
+    parser.add_argument(
+        "--checkout", default=str(ROOT), help="serve this checkout's code (A/B against another)"
+    )
+    parser.add_argument("--grow-only", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.reuse:
+        data = Path(args.reuse)
+    else:
+        started = time.monotonic()
+        data = grow(args.items, args.api_items)
+        print(f"grown in {time.monotonic() - started:.0f} s", file=sys.stderr)
+        if args.keep:
+            shutil.move(str(data), args.keep)
+            data = Path(args.keep)
+    if args.grow_only:
+        print(data)
+        return
+    result = serve_pss(data, args.searches, args.turns, Path(args.checkout))
+    rows = [[name, pid, f"{mb:.0f}"] for name, pid, mb in sorted(result["processes"])]
+    total = sum(mb for _, _, mb in result["processes"])
+    web = [mb for name, _, mb in result["processes"] if name == "web worker"]
+    with os.popen("uptime") as up:
+        load = up.read().strip().split("load average:")[-1].strip()
+    print(f"\n`manage.py serve` of {args.checkout} on {data} ({args.searches} searches in "
+          f"{result['search_s']:.1f} s, {args.turns} turns; load {load})\n")  # fmt: skip
+    print(table(["process", "pid", "PSS MB"], rows))
+    print(f"\nlargest web worker {max(web):.0f} MB; whole `make run` {total:.0f} MB")
+    if not args.reuse and not args.keep:
+        shutil.rmtree(data, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
