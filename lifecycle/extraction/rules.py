@@ -24,9 +24,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from lifecycle.extraction import ruledates, rules_attrs, rules_attrs_en, rules_life
-from lifecycle.extraction.rulebase import DAY, PERMANENT, RuleCandidate, third, zh_about  # noqa: F401
+from lifecycle.extraction.rulebase import DAY, PERMANENT, RuleCandidate, third, unfilled, zh_about  # noqa: F401
 from lifecycle.extraction.rulebase import Ctx as _Ctx
-from lifecycle.extraction.rulebase import unfilled
 from lifecycle.extraction.rulebase import make as _c
 
 # --------------------------------------------------------------------------------------
