@@ -323,12 +323,10 @@ CONTEXT_RESERVE_TOKENS = env_int("MEMSITE_CONTEXT_RESERVE_TOKENS", 500)
 # fused score on absolute values reaches their kind's gate join the evidence even without a
 # trigger word. Turns and episodes were chosen on the real pipeline's tune sets (bench/context.py
 # --real --sweep: LoCoMo conv-49/50, MADial's even dialogues); attachments (in no benchmark set)
-# keep the older common gate. Facts: 0.62, the highest that kept every tune question's gold
-# once the learned extractor wrote ~150 facts an owner (a Chinese greeting's best fact scored
-# 0.59-0.78 and filled chit-chat with evidence; docs/retrieval.md).
+# keep the facts' gate.
 CONTEXT_RECALL_GATE = env_float("MEMSITE_CONTEXT_RECALL_GATE", 0.5)
 CONTEXT_RECALL_GATES = {
-    "fact": env_float("MEMSITE_CONTEXT_RECALL_GATE_FACT", 0.62),
+    "fact": CONTEXT_RECALL_GATE,
     "episode": env_float("MEMSITE_CONTEXT_RECALL_GATE_EPISODE", 0.6),
     "turn": env_float("MEMSITE_CONTEXT_RECALL_GATE_TURN", 0.65),
     "attachment": env_float("MEMSITE_CONTEXT_RECALL_GATE_ATTACHMENT", CONTEXT_RECALL_GATE),
