@@ -152,11 +152,20 @@ def locomo_turns(root: Path, convs: tuple[str, ...] | None = None, skip: tuple =
             n += 1
 
 
+def as_recorded(turn: dict) -> str:
+    """A LoCoMo turn as an agent records it: a shared image's caption after the words (as
+    bench/realpipe.py sends it), which the extractor then reads too."""
+    caption = turn.get("blip_caption")
+    return f"{turn['text']} [shares an image: {caption}]" if caption else turn["text"]
+
+
 def from_locomo(root: Path) -> list[Example]:
-    return [
-        Example(turn["text"], cited, None, "locomo", conv)
-        for conv, _who, turn, cited in locomo_turns(root, skip=EVALUATION_ONLY)
-    ]
+    """Each turn as said and, when it shared an image, as recorded with the caption too."""
+    out = []
+    for conv, _who, turn, cited in locomo_turns(root, skip=EVALUATION_ONLY):
+        for text in dict.fromkeys((turn["text"], as_recorded(turn))):
+            out.append(Example(text, cited, None, "locomo", conv))
+    return out
 
 
 def examples(root: Path | None) -> list[Example]:
