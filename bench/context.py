@@ -54,9 +54,11 @@ CHITCHAT = BENCH / "data" / "chitchat.json"
 BEHAVIOURS = ("trigger-only", "always", "default")
 SWEEP = (0.4, 0.45, 0.5, 0.55, 0.6, 0.65)
 # --real --sweep: gates per kind (the others keep the settings'), chosen on the tune sets only
-KIND_SWEEP = [{"turn": t, "episode": e} for t in (0.6, 0.65, 0.68) for e in (0.5, 0.6, 0.7)] + [
-    {"turn": 0.65, "episode": 0.7, "fact": 0.55}
-]
+KIND_SWEEP = (
+    [{"turn": t, "episode": e} for t in (0.6, 0.65, 0.68) for e in (0.5, 0.6, 0.7)]
+    + [{"turn": 0.65, "episode": 0.7, "fact": 0.55}]
+    + [{"fact": f} for f in (0.5, 0.52, 0.55, 0.58, 0.6)]
+)  # the facts' gate, the others as set
 
 
 # --------------------------------------------------------------------------------------

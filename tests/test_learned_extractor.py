@@ -11,6 +11,7 @@ import pytest
 from curator.models import Fact, PendingItem, Source
 from lifecycle.extraction import model
 from lifecycle.extraction.extract import extract_turn
+from lifecycle.extraction.rulebase import unfilled
 from retrieval.embedders import LocalEmbedder
 from tests.lifecycle_helpers import session, turn
 
@@ -19,7 +20,8 @@ NOW = datetime(2026, 11, 24, 10, 0)
 # covers them), and something else said to the assistant.
 ZH_EVENT = "上周末和大学室友去爬了黄山，风景特别美。"
 EN_EVENT = "Last week I went to a pottery class with my sister and made two bowls."
-SMALL_TALK = ["你好呀", "哈哈，好的谢谢", "How are you doing today?", "Thanks, that helps!"]
+SMALL_TALK = ["你好呀", "哈哈，好的谢谢", "How are you doing today?", "Thanks, that helps!",
+              "嗯 好的，我知道了。", "对了，你会说日语吗？"]  # fmt: skip
 
 
 @pytest.fixture
@@ -45,6 +47,34 @@ def test_it_keeps_statements_about_the_person_in_chinese_and_english(fresh_model
     said = [ZH_EVENT, "我女儿今年九月上小学了。", EN_EVENT, "I've been vegetarian for years."]
     kept = decide(said)
     assert all(d.confidence >= 0.6 for d in kept), kept
+
+
+# What the rules left to the model (their health, skill, commute, sleep and how-taken
+# families were removed) and the families real speech brought that no rule reads: likes
+# with a degree word, ages as 都…了, what an event was about, a view of a place, fillers.
+LEFT_TO_THE_MODEL = [
+    "我有轻微的近视。", "我会说三种语言。", "I take the train to work.", "I go to bed around 11.",
+    "我特喜欢吃酸菜鱼。", "我都快五十的人了。", "周末的家长开放日主要是听两节课，然后和老师面谈。",
+    "我常去的那家理发店手艺挺好，价格也公道，就是离地铁有点远。", "嗯 我电话是13812345678",
+]  # fmt: skip
+
+
+def test_it_keeps_what_the_rules_leave_to_it(fresh_model):
+    kept = decide(LEFT_TO_THE_MODEL)
+    assert all(d.confidence >= 0.6 for d in kept), list(zip(LEFT_TO_THE_MODEL, kept, strict=True))
+
+
+def test_a_filler_before_a_statement_is_not_part_of_the_memory():
+    assert unfilled("嗯 我电话是13812345678") == "我电话是13812345678"
+    assert unfilled("对了，我下周去成都") == "我下周去成都"
+    assert unfilled("就是我周末一般都去游泳") == "我周末一般都去游泳"
+    assert unfilled("e我在北京工作") == "我在北京工作"
+    assert unfilled("um, I live in Leeds") == "I live in Leeds"
+    assert unfilled("就是这样") == "就是这样" and unfilled("so much fun") == "so much fun"
+    assert (
+        model.memory_text("啊 我上个月刚搬到杭州", NOW)
+        == "用户上个月刚搬到杭州（上个月：2026-10）。"
+    )
 
 
 def test_it_leaves_greetings_and_questions_alone(fresh_model):
@@ -142,11 +172,14 @@ def test_a_turn_said_through_the_api_is_recalled_in_a_later_session(
     assert "马拉松" in context["text"]
 
 
+HEDGED = "上周末好像和大学室友去爬了黄山，风景特别美。"
+
+
 def test_a_less_certain_statement_waits_for_review(
     api, django_capture_on_commit_callbacks, fresh_model
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        said = {"session_id": "hike", "turn_index": 0, "role": "user", "content": ZH_EVENT,
+        said = {"session_id": "hike", "turn_index": 0, "role": "user", "content": HEDGED,
                 "timestamp": "2026-11-24T10:00:00+08:00"}  # fmt: skip
         assert api.post("/turns", said).status_code == 201
         assert api.post("/sessions/hike/end").status_code == 202
@@ -154,5 +187,5 @@ def test_a_less_certain_statement_waits_for_review(
     assert item.candidate["source"] == Source.LEARNED and 0.6 <= item.confidence < 0.85
     assert (
         item.candidate["content"]
-        == "用户上周末和大学室友去爬了黄山，风景特别美（上周：2026-11-16）。"
+        == "用户上周末好像和大学室友去爬了黄山，风景特别美（上周：2026-11-16）。"
     )

@@ -16,6 +16,8 @@ import re
 
 import numpy as np
 
+from lifecycle.extraction.rulebase import unfilled
+
 _CJK = re.compile("[\u4e00-\u9fff]")
 _WORDS = re.compile("[a-z']+")
 _SENTENCE_END = re.compile("[。！？!?.;；\n]+")
@@ -131,7 +133,7 @@ def _en(text: str, row: list[float]) -> list[float]:
 
 def vector(text: str) -> np.ndarray:
     """The SIZE cheap features of one turn, each in [0, 1]."""
-    text = text.strip()
+    text = unfilled(text.strip())  # "嗯 我…" reads as "我…"
     zh = is_chinese(text)
     sentences = [s for s in _SENTENCE_END.split(text) if s.strip()]
     start = text[:2] if zh else " ".join(text.lower().split()[:1])

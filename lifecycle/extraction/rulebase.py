@@ -94,3 +94,40 @@ def zh_about(text: str, who: Ctx) -> str:
 
 def trim(value: str) -> str:
     return value.strip().strip("\"'“”‘’「」『』()（）,，。.;；:： ")
+
+
+# Said before a statement without adding to it: "嗯 我电话是…", "啊，我…", "对了 我…",
+# "就是我周末…", "um I live in…". Taken off the start of a clause (and of the turn, for the
+# learned model's features), so the statement after them is read as if said alone.
+_ZH_FILLERS = ("嗯嗯", "嗯", "啊", "呃", "额", "哦", "噢", "喔", "唔", "哎", "诶", "欸", "哈哈",
+               "那个", "就是", "对了", "然后", "话说", "反正就是", "这个")  # fmt: skip
+_EN_FILLERS = ("um", "umm", "uh", "uhh", "erm", "er", "hmm", "oh", "well", "so")
+_PAUSES = " \u3000…~～、.·-—,，:："
+
+
+def unfilled(text: str) -> str:
+    """The statement without the fillers and a stray character before it ("嗯 我叫张三" ->
+    "我叫张三", "e我在北京工作" -> "我在北京工作"); a filler is only taken off when a pause or
+    the speaker's 我 / I follows it, so "就是这样" and "so much fun" stay whole."""
+    rest = text.lstrip(_PAUSES)
+    while rest:
+        cut = _filler(rest)
+        if not cut:
+            break
+        rest = rest[cut:].lstrip(_PAUSES)
+    if len(rest) > 2 and rest[1] == "我" and not ("\u4e00" <= rest[0] <= "\u9fff"):
+        rest = rest[1:]  # a stray character typed before 我: "1我", "e我"
+    return rest
+
+
+def _filler(text: str) -> int:
+    """The length of the filler `text` starts with, or 0."""
+    for word in _ZH_FILLERS:
+        after = text[len(word) : len(word) + 1]
+        if text.startswith(word) and (after == "" or after in _PAUSES or after == "我"):
+            return len(word)
+    head, _space, tail = text.partition(" ")
+    word = head.lower().rstrip(",")
+    if word in _EN_FILLERS and (head.endswith(",") or tail[:2] in ("I ", "I'", "my", "My")):
+        return len(head)
+    return 0

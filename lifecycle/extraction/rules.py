@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from lifecycle.extraction import ruledates, rules_attrs, rules_attrs_en, rules_life
-from lifecycle.extraction.rulebase import DAY, PERMANENT, RuleCandidate, third, zh_about  # noqa: F401
+from lifecycle.extraction.rulebase import DAY, PERMANENT, RuleCandidate, third, unfilled, zh_about  # noqa: F401
 from lifecycle.extraction.rulebase import Ctx as _Ctx
 from lifecycle.extraction.rulebase import make as _c
 
@@ -113,7 +113,7 @@ def clauses(text: str) -> list[Clause]:
     parts = (_ZH_SPLIT if lang == "zh" else _EN_SPLIT).split(text or "")
     out = []
     for body, sep in zip(parts[::2], [*parts[1::2], ""], strict=True):
-        body = _unwrapped(body)
+        body = _unwrapped(unfilled(_unwrapped(body)))
         if body:
             out.append(Clause(body, "?" in sep or "？" in sep, "zh" if is_chinese(body) else "en"))
     return out

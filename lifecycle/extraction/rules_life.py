@@ -447,23 +447,6 @@ class _En:
             self.add("fact", "married", f"{who} got married{_date_en(when)}", 0.85, "en:married")
             return
         if m := re.fullmatch(
-            r"I\s+(?:can\s+)?speak\s+(?P<x>(?-i:[A-Z])\w+(?:(?:,\s*|\s+and\s+)(?-i:[A-Z])\w+)*"
-            r"|(?:two|three|four|five)\s+languages)(?:\s+fluently)?",
-            t,
-            re.I,
-        ):
-            self.add("fact", "languages", said, 0.85, "en:languages")
-            return
-        if m := re.fullmatch(
-            r"I\s+(?:can't|cannot|can\s+not|don't\s+know\s+how\s+to)\s+(?P<x>swim|drive|cook|ride\s+a\s+bike|"
-            r"ski|skate|dance|sing)",
-            t,
-            re.I,
-        ):
-            skill = m["x"].lower()
-            self.add("fact", f"skill: {skill}", f"{who} cannot {skill}", 0.85, "en:no-skill")
-            return
-        if m := re.fullmatch(
             r"I(?:'m|\s+am)\s+(?:a\s+|an\s+|definitely\s+a\s+|more\s+of\s+a\s+)(?P<x>night\s+owl|"
             r"early\s+bird|early\s+riser|light\s+sleeper|"
             r"heavy\s+sleeper)",
@@ -592,34 +575,6 @@ class _En:
                 thing = "smoking" if verb.lower() == "smoke" else "alcohol"
                 said = f"{who} does not {'smoke' if thing == 'smoking' else 'drink alcohol'}"
                 self.add("preference", f"preference: {thing}", said, 0.9, "en:diet")
-            return
-        # "I take the train to work", "I commute to work by train": how they get there.
-        if _EN_COMMUTE.fullmatch(t):
-            self.add("preference", "habit: commute", _retold(t, who), 0.85, "en:commute", 0.6)
-            return
-        # When they sleep and get up: "I go to bed around 11", "I get up at 6:30".
-        if m := re.fullmatch(
-            r"I\s+(?:usually\s+|always\s+|normally\s+|tend\s+to\s+)?(?P<v>go\s+to\s+bed|go\s+to\s+sleep|"
-            r"wake\s+up|get\s+up)\s+(?:at|around|by|before|after)\s+(?:about\s+)?(?P<x>\d{1,2}(?::\d{2})?"
-            r"(?:\s*(?:am|pm|a\.m\.|p\.m\.))?|midnight)(?:\s+(?:every\s+\w+|on\s+weekdays|at\s+night))?\.?",
-            t,
-            re.I,
-        ):
-            what = "bedtime" if "bed" in m["v"] or "sleep" in m["v"] else "wake-up time"
-            self.add("preference", f"habit: {what}", _retold(t, who), 0.85, "en:sleep", 0.6)
-            return
-        # How they take it: "I always drink my coffee black", "I take my tea with milk".
-        if m := re.fullmatch(
-            r"I\s+(?:always\s+|usually\s+|only\s+|normally\s+)?(?:drink|take|have|like|eat|order)\s+"
-            r"my\s+(?P<x>coffee|tea|latte|espresso|steak|eggs|burger|burgers|whisk(?:e)?y|pizza|"
-            r"noodles|ramen|curry)\s+(?P<how>black|white|strong|weak|sweet|plain|neat|hot|iced|"
-            r"spicy|extra\s+\w+|rare|medium(?:[- ]rare)?|well[- ]done|sunny[- ]side[- ]up|"
-            r"with(?:out)?\s+[\w -]{2,30}|on\s+the\s+rocks)\.?",
-            t,
-            re.I,
-        ):
-            predicate = f"preference: {_food_key(m['x'].lower())}: how"
-            self.add("preference", predicate, _retold(t, who), 0.85, "en:how-taken")
             return
         diets = (
             r"vegetarian|vegan|pescatarian|pescetarian|keto|gluten-free|halal|kosher|paleo|"
@@ -889,21 +844,6 @@ _ZH_BEFORE = (
 _DEGREES = "研究生|本科|博士|硕士|大学|高中|初中|专科"
 
 
-def _retold(text: str, who: str) -> str:
-    """An English "I …" sentence said of the person: "I drive to work" -> "The user drives …"."""
-    return f"{who} {third(text[1:].strip().rstrip('.'))}"
-
-
-# How they get to work or school: "I take the train to work", "I cycle to the office", "I
-# commute to work by train".
-_EN_COMMUTE = re.compile(
-    r"I\s+(?:usually\s+|always\s+|normally\s+|mostly\s+)?(?:(?:take\s+the\s+(?:train|bus|"
-    r"subway|tube|metro|ferry|tram)|bike|cycle|walk|drive|ride\s+my\s+bike)\s+to\s+"
-    r"(?:work|school|the\s+office|uni|college|class)|(?:commute|get|go|travel)\s+to\s+"
-    r"(?:work|school|the\s+office|uni|college|class)\s+(?:by\s+[\w-]+|on\s+foot|"
-    r"on\s+(?:my\s+)?(?:bike|scooter)))\.?",
-    re.I,
-)
 # What the mind does and what one cannot do are not habits ("总是想起", "总是记不清怎么算").
 _ZH_NOT_A_HABIT = re.compile(
     r"^(?:最近|一直)?(?:在)?(?:想|担心|害怕|怕|思念|记不|忘|觉得|感觉|感到|等着|难过|后悔|纠结|犹豫)"
@@ -1188,8 +1128,9 @@ class _Zh:
         return bool(m["o"] or job)
 
     def background(self) -> bool:
-        """Where they grew up, what they studied, when they married, what they can do:
-        "我小时候在外婆家长大", "我大学学的是金融", "我2018年结的婚", "我擅长做川菜"."""
+        """Where they grew up and what they studied: "我小时候在外婆家长大", "我大学学的是金融"
+        (skills, languages, loans and how long they have worked or been married are the
+        learned extractor's)."""
         t, said = self.text, zh_about(self.text, self.who)
         if re.search(r"什么|哪|谁|吗|呢", t):
             return False
@@ -1198,33 +1139,10 @@ class _Zh:
              "zh:grew-up"),
             (r"我(?:大学|本科|研究生|硕士|博士|读研|读博)?(?:的时候)?(?:学|读|念|选)的(?:专业)?是"
              r"(?P<x>[^，。]{2,12}?)(?:专业)?", "major", "zh:major"),
-            (r"我(?P<x>[^，。]{2,10}?)(?:结的婚|结婚的|领的证|领证的)", "married", "zh:married"),
-            (r"我(?:很|特别|比较)?(?:擅长|精通|很会)(?P<x>[^，。]{1,12})", "skill", "zh:skill"),
-            (r"我会说(?P<x>[^，。]{1,12}?(?:语|话|种语言))", "languages", "zh:languages"),
-            # a loan: "我的房贷还有十年还完", "我每个月房贷要还八千"
-            (r"我(?:的|家的?|每个?月|每月)?(?P<s>房贷|车贷|助学贷款|贷款)(?:每个?月)?(?:还有|还剩|要还|需要还|"
-             r"是|有|一共)(?P<x>[^，。]{1,12})", "loan", "zh:loan"),
-            # how long: "我在这家公司工作了三年", "我工作八年了", "我结婚十年了"
-            (rf"我(?:已经)?(?:在[^，。]{{1,10}}?)?(?:工作|上班|干|入职)(?:了|有)?(?P<x>{_ZH_N}多?个?(?:年|月)"
-             r"(?:多|半)?)了?", "years in work", "zh:years-in-work"),
-            (rf"我(?:已经)?结婚(?:了|有)?(?P<x>{_ZH_N}多?年(?:多|半)?)了?", "married",
-             "zh:married-for"),
-            (rf"我学(?P<s>[^，。]{{1,6}}?)(?:已经)?学了(?P<x>{_ZH_N}多?年(?:多|半)?)了?", "skill",
-             "zh:skill-years"),
-            (r"我(?:完全|一点都|根本)?不会(?P<x>开车|游泳|做饭|骑自行车|骑车|喝酒|滑雪|跳舞|唱歌|"
-             r"说[^，。]{1,4}?(?:语|话)|做菜|化妆|打字)", "skill", "zh:no-skill"),
         )  # fmt: skip
         for pattern, attribute, name in rules:
-            if (m := re.fullmatch(pattern, t)) and (value := _zh_clean(m["x"])):
-                if name == "zh:married" and ruledates.past(value, self.now) is None:
-                    continue  # "我跟谁结的婚" has no time to keep
-                if attribute == "skill":
-                    attribute = f"skill: {zh_key(m.groupdict().get('s') or value)}"
-                if attribute == "loan":
-                    attribute = f"loan: {m['s']}"
-                when = ruledates.past(t, self.now) if attribute == "married" else None
-                self.add("fact", attribute, said + (_date_zh(when) if when else ""), 0.85, name,
-                         0.6)  # fmt: skip
+            if (m := re.fullmatch(pattern, t)) and _zh_clean(m["x"]):
+                self.add("fact", attribute, said, 0.85, name, 0.6)
                 return True
         return False
 
@@ -1232,18 +1150,6 @@ class _Zh:
 
     def food(self):
         t, who = self.text, self.who.zh
-        # How they take it: "我喝咖啡从来不加糖", "我吃面一般要多放醋" (a later way supersedes).
-        if m := re.fullmatch(
-            r"我(?:平时|一般|每次)?(?P<v>喝|吃)(?P<x>[\u4e00-\u9fff]{1,4}?)(?:的时候)?"
-            r"(?P<a>从来|从|一般|都|总是|习惯|通常|只|一定|必须)*(?P<how>(?:不|只|要|会|得)?"
-            r"(?:加|放|配|蘸)(?!了).{1,6}|(?:不|只|要)?(?:喝|吃)(?:热|冰|温|常温|凉)的|"
-            r"只(?:喝|吃)(?!了)[\u4e00-\u9fffA-Za-z]{1,6})",
-            t,
-        ):
-            thing = _zh_clean(m["x"])
-            self.add("preference", f"preference: {zh_key(thing)}: how", zh_about(t, self.who),
-                     0.85, "zh:how-taken")  # fmt: skip
-            return
         # "我喝牛奶会拉肚子": what does not agree with them, kept with the allergies.
         if m := re.fullmatch(
             r"我(?:一)?(?:喝|吃)(?P<x>[\u4e00-\u9fff]{1,5}?)(?:就|会|容易|都会|就会)+"
@@ -1253,48 +1159,6 @@ class _Zh:
             thing = _zh_clean(m["x"])
             self.add("preference", f"allergy: {key(thing)}", zh_about(t, self.who), 0.88,
                      "zh:intolerance", 0.9)  # fmt: skip
-            return
-        # Lasting conditions: "我有轻微的近视", "我晕车很严重", "我有高血压".
-        if m := re.fullmatch(
-            r"我(?:一直|从小)?(?:有|患有|得了|也有)?(?:轻微的?|轻度的?|严重的?|一点|点|很严重的?)?"
-            r"(?P<x>近视|远视|散光|晕车|晕船|晕机|恐高|高血压|糖尿病|哮喘|鼻炎|胃病|色盲|色弱|"
-            r"颈椎病|腰椎间盘突出|低血糖|贫血|痛风|偏头痛|幽闭恐惧症|密集恐惧症|社恐|失眠症|乳糖不耐|"
-            r"慢性胃炎|胃炎|高血脂|高血糖|甲亢|甲减|脂肪肝|心脏病|过敏性鼻炎|湿疹|荨麻疹|关节炎|"
-            r"抑郁症|焦虑症|肾结石|胆结石|乙肝|腰肌劳损|肩周炎|干眼症|飞蚊症|耳鸣|鼻窦炎|咽炎)"
-            r"(?:很严重|比较严重|挺严重|有点严重|很厉害)?",
-            t,
-        ):
-            self.add("fact", f"health: {m['x']}", zh_about(t, self.who), 0.85, "zh:health", 0.8)
-            return
-        # Meals: "我晚饭不吃主食", "我早上不吃早饭", "我晚上八点以后不吃东西".
-        if m := re.fullmatch(
-            r"我(?P<m>早饭|早餐|午饭|午餐|晚饭|晚餐|夜宵|早上|中午|晚上(?:[\d一二三四五六七八九十]{1,3}点"
-            r"(?:以后|之后))?)(?:一般|通常|从来|都|基本)*(?P<x>(?:不|很少|只)(?:吃|喝)[^，。]{1,8})",
-            t,
-        ):
-            meal = re.sub(r"早上", "早饭", re.sub(r"^晚上.+", "晚上", m["m"]))
-            self.add("preference", f"habit: {meal}", zh_about(t, self.who), 0.85, "zh:meal", 0.6)
-            return
-        # "我今年体检查出了脂肪肝", "我去年确诊了糖尿病": a condition found, with when.
-        if m := re.fullmatch(
-            r"我(?P<t>[^，。]{0,8}?)(?:体检)?(?:查出|检查出|确诊|诊断出|被诊断出)了?(?:有|患有|得了)?"
-            r"(?P<x>[\u4e00-\u9fff]{2,8})",
-            t,
-        ):
-            when = ruledates.past(m["t"], self.now) if m["t"] else None
-            self.add("fact", f"health: {m['x']}", zh_about(t, self.who) + (_date_zh(when) if when
-                     else ""), 0.85, "zh:health-found", 0.8)  # fmt: skip
-            return
-        if m := re.fullmatch(r"我(?:已经|现在)?怀孕(?:快|已经)?(?P<x>[^，。]{1,6}?)了?", t):
-            self.add("fact", "pregnancy", zh_about(t, self.who), 0.88, "zh:pregnant", 0.8)
-            return
-        # "我每天通勤要一个半小时": how long the way to work takes.
-        if m := re.fullmatch(
-            r"我(?:每天)?(?:上班|通勤|上下班)(?:路上)?(?:单程|来回)?(?:要|需要|得|大概|差不多|花)*"
-            r"(?P<x>[\d一二两三四五六七八九十半]{1,3}个?(?:半)?(?:多)?(?:小时|分钟)(?:左右)?)",
-            t,
-        ):
-            self.add("preference", "habit: commute", zh_about(t, self.who), 0.85, "zh:commute", 0.6)
             return
         # "我最近迷上了做手工": a new liking.
         if m := re.fullmatch(
@@ -1311,16 +1175,6 @@ class _Zh:
         ):
             relation = _ZH_RELATIONS[m["x"]]
             self.add("fact", f"pet: {relation}: count", zh_about(t, self.who), 0.88, "zh:pets")
-            return
-        if re.fullmatch(r"我(?:们)?家(?:一共|总共)?有[一两二三四五六七八九十]口人", t):
-            self.add("fact", "family: size", zh_about(t, self.who), 0.88, "zh:family-size")
-            return
-        # "我口味偏清淡", "我的口味比较重": how they like food in general.
-        if m := re.fullmatch(
-            r"我的?(?:饮食)?口味(?:一直|一向|比较|偏|很|特别|都)*(?P<x>清淡|重|咸|淡|甜|辣|酸|偏甜|偏辣|偏咸)的?",
-            t,
-        ):
-            self.add("preference", "preference: 口味", zh_about(t, self.who), 0.88, "zh:taste")
             return
         if re.fullmatch(r"我(?:现在|已经)?不再吃素了?|我(?:现在)?不吃素了", t):
             self.add("preference", "diet", f"{who}不再吃素", 0.9, "zh:diet")
