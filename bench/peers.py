@@ -668,6 +668,15 @@ def report(results: list[dict]) -> None:
                 rows,
             )
         )
+        if "chroma_engine" in timings:
+            chroma = timings["chroma_engine"]
+            for q in (50, 95, 99):
+                ratios = [
+                    f"{label} {percentile(timings[s], q) / percentile(chroma, q):.2f}"
+                    for s, label in (("hybrid", "recorded"), ("hybrid_unrecorded", "unrecorded"))
+                    if s in timings
+                ]
+                print(f"- hybrid p{q} / ChromaDB query + this engine p{q}: " + ", ".join(ratios))
         for peer, why in r["skipped"].items():
             print(f"- {peer}: skipped ({why})")
         print(f"- load average after the run: {r['load']:.2f}")
