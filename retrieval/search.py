@@ -421,99 +421,79 @@ class _Channels:
 
 # One embedding per core at a time: more would only slice the same cores thinner.
 _EMBEDDING_POOL = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="embed")
-# The keyword step of a hybrid search, beside the query embedding (see _run_channels).
-_KEYWORD_POOL = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_name_prefix="keyword")
 
 
 def _run_channels(
     query: str, f: Filters, mode: str, k: int, timings: dict, meaning: str | None = None
 ) -> _Channels:
-    """A hybrid search embeds the query and ranks KNN in the request's thread while a worker
-    runs the keyword step (FTS, its candidates' rows and stored vectors) on its own
-    connection. The engine releases the GIL and runs on one OpenMP thread (settings), and
-    SQLite releases it too, so the two use both cores: the slower of the two is the wait.
-
-    The embedding stays in the request's thread because it is the longer branch: handed to
-    a worker, it started only when that thread was scheduled, 3.7 ms after the request
-    asked (median; 16 ms at p95) on a loaded machine, and every search waited for it. The
-    keyword step's own start waits the same way, but inside the embedding's time."""
+    """The query embedding and then KNN run in a worker thread while FTS runs here. The
+    engine releases the GIL and runs on one OpenMP thread (settings), and SQLite releases it
+    too, so the two use both cores: the slower of the two is the wait, not their sum."""
     out = _Channels()
     want_vec, want_kw = mode in ("hybrid", "semantic"), mode in ("hybrid", "keyword")
     meaning = meaning or query  # what the vector channel embeds (signals.person_lines)
-    if want_vec and not (state := _vector_state_safe()).ok:
-        (out.failures if state.broken else out.unavailable).append(("vector", state.reason))
-        want_vec = False
-    if not want_vec:
-        if want_kw:
-            _take_keywords(_keyword_step(query, f, k, rows=False), out, timings)
-        return out
-    if not want_kw:
-        _vector_step(meaning, f, k, out, timings)
-        return out
-    if connection.in_atomic_block:
-        # A worker's own connection could not see rows of a transaction still open here:
-        # only the embedding (no SQL) goes to a worker, FTS and KNN run here.
-        embedding = _EMBEDDING_POOL.submit(query_cache.get, get_embedder(), meaning)
-        _take_keywords(_keyword_step(query, f, k, rows=True), out, timings)
-        _vector_step(meaning, f, k, out, timings, embedding)
-        return out
-    keyword = _KEYWORD_POOL.submit(_keyword_step, query, f, k, True, True)
-    _vector_step(meaning, f, k, out, timings)
-    _take_keywords(keyword.result(), out, timings)
-    return out
-
-
-@dataclass
-class _KeywordStep:
-    hits: list[Hit] | None = None  # None: failed
-    rows: dict = field(default_factory=dict)
-    vectors: dict | None = None
-    failure: str | None = None
-    timings: dict = field(default_factory=dict)
-
-
-def _keyword_step(query: str, f: Filters, k: int, rows: bool, worker: bool = False):
-    """FTS top k; with `rows`, also its candidates' rows and stored vectors (what a hybrid
-    search needs of them, read while the query is embedded). In a worker (`worker`), on
-    that thread's own connection, left open for its next search."""
-    out = _KeywordStep()
-    started = time.perf_counter()
-    try:
-        with _savepoint():
-            out.hits = backends.keyword_hits(query, f.owner_id, k, f)
-    except DatabaseError as exc:
-        out.failure = str(exc)
-    loaded = time.perf_counter()
-    out.timings["fts"] = (loaded - started) * 1000
-    if rows and out.hits:
-        out.rows = load_rows((hit.kind, hit.object_id) for hit in out.hits)
-        out.vectors = _stored_vectors([hit.doc_id for hit in out.hits])
-        out.timings["load"] = (time.perf_counter() - loaded) * 1000
-    return out
-
-
-def _take_keywords(step: _KeywordStep, out: _Channels, timings: dict) -> None:
-    out.keyword, out.rows, out.vectors = step.hits, step.rows, step.vectors
-    if step.failure is not None:
-        out.failures.append(("keyword", step.failure))
-    timings.update(step.timings)
-
-
-def _vector_step(
-    query: str, f: Filters, k: int, out: _Channels, timings: dict, embedding: Future | None = None
-) -> None:
-    """The query's vector (from `embedding` when a worker computes it) and its KNN top k."""
-    try:
+    vector = _start_vector(meaning, f, k, out, inline=not want_kw) if want_vec else None
+    if want_kw:
         started = time.perf_counter()
-        if embedding is None:
-            out.query_vector = query_cache.get(get_embedder(), query)
-        else:
-            out.query_vector = embedding.result()
-        embedded = time.perf_counter()
-        with _savepoint():
-            out.vector = backends.vector_hits_for(out.query_vector, f, k)
-        timings["embedding"] = (embedded - started) * 1000
-        timings["knn"] = (time.perf_counter() - embedded) * 1000
+        try:
+            with _savepoint():
+                out.keyword = backends.keyword_hits(query, f.owner_id, k, f)
+        except DatabaseError as exc:
+            out.failures.append(("keyword", str(exc)))
+        timings["fts"] = (time.perf_counter() - started) * 1000
+    if vector is not None:
+        if out.keyword:  # the worker is usually still busy: use the wait
+            started = time.perf_counter()
+            out.rows = load_rows((hit.kind, hit.object_id) for hit in out.keyword)
+            if not vector.done():
+                out.vectors = _stored_vectors([hit.doc_id for hit in out.keyword])
+            timings["load"] = (time.perf_counter() - started) * 1000
+        _finish_vector(vector, out, f, k, timings)
+    return out
+
+
+def _start_vector(
+    query: str, f: Filters, k: int, out: _Channels, inline: bool = False
+) -> Future | None:
+    """The embedding and KNN, in a worker beside FTS; `inline` (no FTS to overlap, a
+    vector-only search) runs them here, sparing two thread hand-offs."""
+    state = _vector_state_safe()
+    if not state.ok:
+        (out.failures if state.broken else out.unavailable).append(("vector", state.reason))
+        return None
+    if not inline:
+        # The worker only embeds (the engine releases the GIL); KNN runs here after FTS.
+        # In the worker, its Python and numpy steps fought FTS for the GIL: on a busy
+        # machine a hybrid search took 14.6 ms (median) where its stages added up to 9.5.
+        return _EMBEDDING_POOL.submit(_embed_and_knn, get_embedder(), query, None)
+    # (A worker's own connection could not see rows of a transaction still open here.)
+    knn = None if connection.in_atomic_block else (f, k)
+    done: Future = Future()
+    try:
+        done.set_result(_embed_and_knn(get_embedder(), query, knn))
+    except Exception as exc:  # raised again by result(), as from the worker
+        done.set_exception(exc)
+    return done
+
+
+def _embed_and_knn(embedder, query: str, knn: tuple | None) -> tuple:
+    started = time.perf_counter()
+    vector = query_cache.get(embedder, query)
+    embedded = time.perf_counter()
+    hits = backends.vector_hits_for(vector, *knn) if knn else None
+    done = time.perf_counter()
+    return vector, hits, {"embedding": (embedded - started) * 1000, "knn": (done - embedded) * 1000}
+
+
+def _finish_vector(vector: Future, out: _Channels, f: Filters, k: int, timings: dict):
+    try:
+        out.query_vector, out.vector, worker_timings = vector.result()
+        timings.update(worker_timings)
+        if out.vector is None:
+            started = time.perf_counter()
+            with _savepoint():
+                out.vector = backends.vector_hits_for(out.query_vector, f, k)
+            timings["knn"] = (time.perf_counter() - started) * 1000
     except (EmbeddingError, DatabaseError) as exc:
         out.failures.append(("vector", str(exc)))
 
