@@ -40,10 +40,11 @@ def test_outside_a_transaction_knn_runs_beside_the_keyword_search():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_keyword_worker_ranks_exactly_like_the_search_inside_a_transaction():
-    """Outside a transaction the keyword step runs in a worker beside the embedding and KNN
-    ranks the shared vector file; inside one, everything runs in the request's thread on
-    SQL alone. Both rank the same items with the same scores (to float32 rounding)."""
+def test_a_hybrid_search_ranks_the_same_inside_a_transaction_as_outside():
+    """Outside a transaction KNN ranks the shared vector file's codes and rescoring reads the
+    exact vectors, FTS runs beside the embedding; inside one, sqlite-vec and FTS5 answer in
+    the request's thread. Both rank the same items with the same scores (to float32
+    rounding): the fast path changes how candidates are found, never which win."""
     from django.db import transaction
 
     owner = Owner.default()
