@@ -201,15 +201,21 @@ def _first_passing(ranking, f: Filters, limit: int, raw) -> list[Hit] | None:
 
 def _passing(doc_ids, f: Filters) -> dict[int, tuple]:
     """(id, kind, object_id) of the given documents that pass the filters."""
-    doc_ids = list(doc_ids)
     where, params = _keyword_where(f)
     with connection.cursor() as cur:
         cur.execute(
             "SELECT d.id, d.kind, d.object_id FROM retrieval_searchdoc d "
-            f"WHERE d.id IN ({placeholders(doc_ids)}) AND {where}",
-            [*doc_ids, *params],
+            f"WHERE d.id IN (SELECT value FROM json_each(%s)) AND {where}",
+            [id_list(doc_ids), *params],
         )
         return {row[0]: row for row in cur.fetchall()}
+
+
+def id_list(ids) -> str:
+    """Ids as one JSON array parameter (`IN (SELECT value FROM json_each(%s))`): one statement
+    text whatever their number, so SQLite reuses its prepared statement instead of parsing
+    and planning a new one for every count of placeholders."""
+    return "[" + ",".join(map(str, ids)) + "]"
 
 
 # Large collections: FTS5 scores every document that matches any query term, and a common
@@ -368,8 +374,9 @@ def float_vectors(doc_ids: list[int]) -> dict[int, np.ndarray]:
         return {}
     with connection.cursor() as cur:
         cur.execute(
-            f"SELECT doc_id, embedding FROM search_vecf WHERE doc_id IN ({placeholders(doc_ids)})",
-            list(doc_ids),
+            "SELECT doc_id, embedding FROM search_vecf "
+            "WHERE doc_id IN (SELECT value FROM json_each(%s))",
+            [id_list(doc_ids)],
         )
         return {d: np.frombuffer(bytes(b), dtype=np.float32) for d, b in cur.fetchall()}
 
