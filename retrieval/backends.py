@@ -90,7 +90,11 @@ def placeholders(values) -> str:
 
 
 def _keyword_where(f: Filters) -> tuple[str, list]:
-    sql, params = ["d.owner_id = %s"], [f.owner_id]
+    """The filters over retrieval_searchdoc d, for statements that reach d by its id (FTS5
+    matches, candidate ids). The unary + keeps SQLite from looking each id up through the
+    owner index and then the table (two B-tree descents): by rowid alone, the keyword
+    filter statement took 0.34 instead of 0.47 ms of CPU for 101 ids at 100k items."""
+    sql, params = ["+d.owner_id = %s"], [f.owner_id]
     if not set(f.kinds) >= set(ALL_KINDS):
         sql.append(f"d.kind IN ({placeholders(f.kinds)})")
         params.extend(f.kinds)
