@@ -17,7 +17,9 @@ queries, each system in its own process with one e5 thread:
 
 Queries are interleaved in rounds (query i goes to every system, in an order rotated each
 round), so the machine's drift lands on every system alike. It prints p50 / p95 / p99, the
-peak RSS of each process, each p95 against the product's hybrid, and the top-10 overlap of
+peak RSS of each process, each p95 against the product's hybrid, the hybrid / Chroma + engine ratios
+at p50, p95 and p99 (recorded and unrecorded), the CPU time per query (every thread of each
+process: steadier than latency on a loaded machine), and the top-10 overlap of
 each vector channel with exact KNN (numpy, float32, over the same vectors and the product's
 query vectors).
 
@@ -104,9 +106,14 @@ def serve_lines(handle) -> None:
         if request.get("op") == "memory":
             reply = memory_mb()
         else:
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             top = handle(request["system"], request["i"])
-            reply = {"ms": (time.perf_counter() - started) * 1000, "top": top}
+            reply = {
+                "ms": (time.perf_counter() - started) * 1000,
+                # every thread of the process: what the search costs whatever else runs
+                "cpu_ms": (time.process_time() - cpu) * 1000,
+                "top": top,
+            }
         print(json.dumps(reply), flush=True)
 
 
@@ -527,6 +534,7 @@ def run_size(n: int, python: Path | None, skip: set[str], queries: int) -> dict:
                 server = workers.pop("_server")
         systems = [(s, w, label) for s, w, label in SYSTEMS if w in workers]
         timings = {s: [] for s, _, _ in systems}
+        cpu = {s: [] for s, _, _ in systems}
         tops = {s: [] for s, _, _ in systems}
         print(f"  load before the timed phase: {os.getloadavg()[0]:.2f}", file=sys.stderr)
         for i in range(min(queries, 200)):
@@ -534,6 +542,7 @@ def run_size(n: int, python: Path | None, skip: set[str], queries: int) -> dict:
             for system, worker, _ in systems[rotation:] + systems[:rotation]:
                 reply = workers[worker].ask({"system": system, "i": i})
                 timings[system].append(reply["ms"])
+                cpu[system].append(reply["cpu_ms"])
                 tops[system].append(reply["top"])
         memory = {name: w.ask({"op": "memory"}) for name, w in workers.items()}
         if server is not None:
@@ -550,6 +559,7 @@ def run_size(n: int, python: Path | None, skip: set[str], queries: int) -> dict:
         "n": n,
         "systems": systems,
         "timings": timings,
+        "cpu": cpu,
         "overlap": overlaps(export, tops),
         "memory": memory,
         "skipped": skipped,
@@ -668,6 +678,24 @@ def report(results: list[dict]) -> None:
                 rows,
             )
         )
+        if "chroma_engine" in timings:
+            chroma = timings["chroma_engine"]
+            for q in (50, 95, 99):
+                ratios = [
+                    f"{label} {percentile(timings[s], q) / percentile(chroma, q):.2f}"
+                    for s, label in (("hybrid", "recorded"), ("hybrid_unrecorded", "unrecorded"))
+                    if s in timings
+                ]
+                print(f"- hybrid p{q} / ChromaDB query + this engine p{q}: " + ", ".join(ratios))
+        if r.get("cpu"):
+            # CPU time per query (all threads of the process) moves far less with the machine's
+            # load than latency does: on a shared machine it is the steadier comparison.
+            line = ", ".join(
+                f"{label} {percentile(c, 50):.1f} / {percentile(c, 95):.1f}"
+                for (system, _, label), c in ((x, r["cpu"][x[0]]) for x in r["systems"])
+                if c
+            )
+            print(f"- CPU ms per query, p50 / p95: {line}")
         for peer, why in r["skipped"].items():
             print(f"- {peer}: skipped ({why})")
         print(f"- load average after the run: {r['load']:.2f}")

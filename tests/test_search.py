@@ -39,6 +39,52 @@ def test_outside_a_transaction_knn_runs_beside_the_keyword_search():
     assert {"embedding", "knn", "fts"} <= set(result.timings_ms)
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_hybrid_search_ranks_the_same_inside_a_transaction_as_outside():
+    """Outside a transaction KNN ranks the shared vector file's codes and rescoring reads the
+    exact vectors, FTS runs beside the embedding; inside one, sqlite-vec and FTS5 answer in
+    the request's thread. Both rank the same items with the same scores (to float32
+    rounding): the fast path changes how candidates are found, never which win."""
+    from django.db import transaction
+
+    owner = Owner.default()
+    sess = session(owner)
+    for n, text in enumerate(
+        [
+            "用户住在杭州，周末喜欢爬山",
+            "杭州的天气很热",
+            "The user edits code in Neovim",
+            "Neovim 的插件在杭州写的",
+            "用户喜欢喝乌龙茶",
+            "They moved to Hangzhou last spring",
+            "用户的猫叫橘子",
+            "周末去西湖散步",
+            "The cat is called Orange",
+            "用户在学日语",
+        ]
+    ):
+        fact(owner, text, importance=n / 10)
+    fact(owner, "用户以前住在上海", status=FactStatus.ARCHIVED)
+    turn(sess, "我们周末去杭州爬山吧")
+    turn(sess, "Sounds good, which mountain?")
+    now = timezone.now()  # freshness is measured from it
+    for query in ("杭州", "what editor do they use", "周末 爬山", "猫的名字", "tea"):
+        with transaction.atomic():
+            inside = search(query, owner=owner, record=False, now=now)
+        beside = search(query, owner=owner, record=False, now=now)
+        assert "knn" in beside.timings_ms and beside.channels == inside.channels
+        assert [(s.key, s.found_by) for s in beside.ranked] == [
+            (s.key, s.found_by) for s in inside.ranked
+        ]
+        for a, b in zip(beside.ranked, inside.ranked, strict=True):
+            # sqlite-vec's cosine and numpy's differ in the last float32 bits; min-max
+            # normalisation over a narrow range makes that 1e-6 of a score
+            assert a.score == pytest.approx(b.score, abs=1e-5)
+            sem_a, sem_b = a.breakdown["semantic"].raw, b.breakdown["semantic"].raw
+            assert (sem_a is None) == (sem_b is None)
+            assert sem_a is None or sem_a == pytest.approx(sem_b, abs=1e-6)
+
+
 def test_every_result_explains_its_score(owner):
     fact(owner, "用户住在杭州")
     result = search("杭州", owner=owner, record=False)
