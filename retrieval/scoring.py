@@ -162,14 +162,27 @@ class Scored:
     rank: int
     found_by: str  # "keyword", "vector", "both" or "none"
     ranks: dict[str, int | None]
-    breakdown: dict[str, Component] = field(default_factory=dict)
     # The query's own signals that moved this score (see Links): memory, turn before, time,
     # name, latest, part. Each says what it found and how much it added.
-    signals: dict[str, dict] = field(default_factory=dict)
+    signals: dict = field(default_factory=dict)
+    # The semantic and keyword contributions (the links lift by them) and what the breakdown
+    # is built from when first read: a search reads it for its ten results only, so building
+    # it for all 50-150 candidates cost more than scoring them (see rank).
+    semantic: float = field(default=0.0, compare=False)
+    keyword: float = field(default=0.0, compare=False)
+    recipe: tuple | None = field(default=None, repr=False, compare=False)
+    built: dict[str, Component] | None = field(default=None, repr=False, compare=False)
 
     @property
     def key(self) -> tuple[str, int]:
         return (self.kind, self.object_id)
+
+    @property
+    def breakdown(self) -> dict[str, Component]:
+        """{component: Component}, exactly as score_one computes it."""
+        if self.built is None:
+            self.built = breakdown_of(*self.recipe) if self.recipe else {}
+        return self.built
 
     def to_dict(self) -> dict:
         return {
@@ -265,19 +278,70 @@ def _found_by(c: Candidate) -> str:
     return "keyword" if c.keyword_rank else "vector" if c.vector_rank else "none"
 
 
-def score_one(c: Candidate, weights: Weights, params: Params, ranges: Ranges) -> Scored:
-    """One candidate's score; `weights` must already sum to 1 (see rank)."""
+def breakdown_of(c: Candidate, weights: Weights, params: Params, ranges: Ranges) -> dict:
+    """One candidate's components; `weights` must already sum to 1 (see rank)."""
     shares = (weights.semantic, weights.keyword, weights.freshness, weights.importance,
               weights.access)  # fmt: skip
-    breakdown, total = {}, 0.0
-    for (name, (raw, norm)), weight in zip(
-        normalised_values(c, params, ranges).items(), shares, strict=True
-    ):
-        breakdown[name] = Component(raw, norm, weight, weight * norm)
-        total += weight * norm
-    total = clamp01(total)
+    return {
+        name: Component(raw, norm, weight, weight * norm)
+        for (name, (raw, norm)), weight in zip(
+            normalised_values(c, params, ranges).items(), shares, strict=True
+        )
+    }
+
+
+def score_one(c: Candidate, weights: Weights, params: Params, ranges: Ranges) -> Scored:
+    """One candidate's score with its breakdown built; `weights` must already sum to 1."""
+    breakdown = breakdown_of(c, weights, params, ranges)
+    total = 0.0
+    for component in breakdown.values():
+        total += component.contribution
     ranks = {"keyword": c.keyword_rank, "vector": c.vector_rank}
-    return Scored(c.kind, c.object_id, total, 0, _found_by(c), ranks, breakdown)
+    return Scored(
+        c.kind, c.object_id, clamp01(total), 0, _found_by(c), ranks,
+        semantic=breakdown["semantic"].contribution, keyword=breakdown["keyword"].contribution,
+        built=breakdown,
+    )  # fmt: skip
+
+
+class _Lean:
+    """What scoring every candidate of one search shares: the weights and the parameters'
+    constants, read once instead of per candidate."""
+
+    def __init__(self, weights: Weights, params: Params, ranges: Ranges):
+        self.recipe_tail = (weights, params, ranges)
+        self.shares = (weights.semantic, weights.keyword, weights.freshness, weights.importance,
+                       weights.access)  # fmt: skip
+        self.absolute = params.normalisation == "absolute"
+        self.params, self.ranges = params, ranges
+
+    def score(self, c: Candidate) -> Scored:
+        """score_one's value by the same arithmetic in the same order, without the breakdown
+        (built from `recipe` if someone reads it)."""
+        p, ranges = self.params, self.ranges
+        w_sem, w_kw, w_fresh, w_imp, w_acc = self.shares
+        sim, bm25 = c.similarity, c.bm25
+        relevance = None if bm25 is None else (-bm25 if bm25 < 0 else 0.0)
+        if self.absolute:
+            sem = clamp01(sim) if sim is not None else 0.0
+            kw = saturate(relevance, p.keyword_saturation)
+        else:
+            sem = minmax(sim, *ranges.sim) if ranges.sim and sim is not None else 0.0
+            kw = minmax(relevance, *ranges.kw) if ranges.kw and relevance is not None else 0.0
+        importance = p.default_importance if c.importance is None else c.importance
+        count = c.access_count if c.access_count > 0 else 0
+        semantic, keyword = w_sem * sem, w_kw * kw
+        total = 0.0
+        total += semantic
+        total += keyword
+        total += w_fresh * freshness(c.age_days, p.half_life_days)
+        total += w_imp * clamp01(importance)
+        total += w_acc * access_score(count, p.access_saturation)
+        ranks = {"keyword": c.keyword_rank, "vector": c.vector_rank}
+        return Scored(
+            c.kind, c.object_id, clamp01(total), 0, _found_by(c), ranks,
+            semantic=semantic, keyword=keyword, recipe=(c, *self.recipe_tail),
+        )  # fmt: skip
 
 
 # How much of an item's relevance a turn inherits from what stands for it elsewhere: a memory
@@ -304,7 +368,7 @@ class Links:
 
 
 def _relevance(s: Scored) -> float:
-    return s.breakdown["semantic"].contribution + s.breakdown["keyword"].contribution
+    return s.semantic + s.keyword
 
 
 def _lift(s: Scored, name: str, source: Scored, share: float, inherited: float) -> None:
@@ -322,7 +386,7 @@ def _lift(s: Scored, name: str, source: Scored, share: float, inherited: float) 
 
 def apply_links(scored: list[Scored], links: Links) -> None:
     by_key = {s.key: s for s in scored}
-    base = {s.key: (_relevance(s), s.breakdown["semantic"].contribution) for s in scored}
+    base = {s.key: (_relevance(s), s.semantic) for s in scored}
     for key, facts in links.memory.items():
         turn = by_key.get(key)
         sources = [by_key[f] for f in facts if f in by_key]
@@ -348,7 +412,8 @@ def rank(
     """Every candidate scored and ranked (1 = best); `links` adds the query's signals."""
     ranges, unit = Ranges.of(candidates), weights.normalised()
     ages = {c.key: c.age_days for c in candidates}
-    scored = [score_one(c, unit, params, ranges) for c in candidates]
+    lean = _Lean(unit, params, ranges)
+    scored = [lean.score(c) for c in candidates]
     if links is not None:
         apply_links(scored, links)
     # Ties: newer first, then kind and higher id: deterministic and meaningful.
