@@ -154,7 +154,7 @@ class Component(NamedTuple):
     contribution: float
 
 
-@dataclass
+@dataclass(eq=False)  # one per candidate key: identity is equality, and `in` stays cheap
 class Scored:
     kind: str
     object_id: int
@@ -192,16 +192,19 @@ class Scored:
             "rank": self.rank,
             "found_by": self.found_by,
             "ranks": dict(self.ranks),
-            "breakdown": {
-                name: {
-                    "raw": None if c.raw is None else round(c.raw, 6),
-                    "normalized": round(c.normalised, 6),
-                    "weight": round(c.weight, 6),
-                    "contribution": round(c.contribution, 6),
-                }
-                for name, c in self.breakdown.items()
-            },
+            "breakdown": self.breakdown_dict(),
             "signals": self.signals,
+        }
+
+    def breakdown_dict(self) -> dict:
+        return {
+            name: {
+                "raw": None if c.raw is None else round(c.raw, 6),
+                "normalized": round(c.normalised, 6),
+                "weight": round(c.weight, 6),
+                "contribution": round(c.contribution, 6),
+            }
+            for name, c in self.breakdown.items()
         }
 
 
@@ -329,14 +332,15 @@ class _Lean:
             sem = minmax(sim, *ranges.sim) if ranges.sim and sim is not None else 0.0
             kw = minmax(relevance, *ranges.kw) if ranges.kw and relevance is not None else 0.0
         importance = p.default_importance if c.importance is None else c.importance
-        count = c.access_count if c.access_count > 0 else 0
+        count = c.access_count
         semantic, keyword = w_sem * sem, w_kw * kw
         total = 0.0
         total += semantic
         total += keyword
         total += w_fresh * freshness(c.age_days, p.half_life_days)
         total += w_imp * clamp01(importance)
-        total += w_acc * access_score(count, p.access_saturation)
+        # access_score(0) is 0.0 whatever the saturation: most items were never recalled
+        total += w_acc * (access_score(count, p.access_saturation) if count > 0 else 0.0)
         ranks = {"keyword": c.keyword_rank, "vector": c.vector_rank}
         return Scored(
             c.kind, c.object_id, clamp01(total), 0, _found_by(c), ranks,

@@ -690,15 +690,11 @@ def _boosts(asked, searched, live: dict, candidates) -> dict[tuple, list]:
     """Per candidate, the query's signals it shares: a name, the range searched first, and
     for a question about the present, how new it is among the candidates."""
     boosts: dict[tuple, list] = {}
-    for (kind, pk), obj in live.items():
-        found = []
-        if asked.names:
-            title, content = display_text(kind, obj)
-            text = content if kind == Kind.TURN else f"{title}\n{content}"
-            if names := signals.names_in(text, asked.names):
-                found.append(("name", NAME_SHARE, {"names": names}))
-        if found:
-            boosts[(kind, pk)] = found
+    for (kind, pk), obj in live.items() if asked.names else ():  # most questions name no one
+        title, content = display_text(kind, obj)
+        text = content if kind == Kind.TURN else f"{title}\n{content}"
+        if names := signals.names_in(text, asked.names):
+            boosts[(kind, pk)] = [("name", NAME_SHARE, {"names": names})]
     if asked.latest:
         current = [c for c in candidates if getattr(live[c.key], "status", "active") == "active"]
         current.sort(key=lambda c: c.age_days)
@@ -1014,7 +1010,7 @@ def _channel_state(hits: list[Hit] | None, wanted: bool) -> dict:
 
 def _item(scored: scoring.Scored, obj, query_tokens: list[str]) -> SearchItem:
     title, content = display_text(scored.kind, obj)
-    breakdown = scored.to_dict()["breakdown"]
+    breakdown = scored.breakdown_dict()
     return SearchItem(
         signals=scored.signals,
         kind=scored.kind,
