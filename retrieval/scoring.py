@@ -154,7 +154,8 @@ class Component(NamedTuple):
     contribution: float
 
 
-@dataclass(eq=False)  # one per candidate key: identity is equality, and `in` stays cheap
+# One per candidate key: identity is equality, and `in` stays cheap; slots: 50-150 a search.
+@dataclass(eq=False, slots=True)
 class Scored:
     kind: str
     object_id: int

@@ -404,20 +404,22 @@ def display_text(kind: str, obj) -> tuple[str, str]:
     return obj.original_name, body or obj.original_name
 
 
+_RATED_KINDS = frozenset({Kind.FACT.value, Kind.EPISODE.value})  # those with an importance
+
+
 def to_candidate(kind: str, obj, hits: dict, sims: dict, now: datetime) -> scoring.Candidate:
     kw, vec = hits.get("keyword"), hits.get("vector")
-    age = (now - item_time(kind, obj)).total_seconds() / 86400
-    importance = getattr(obj, "importance", None) if kind in (Kind.FACT, Kind.EPISODE) else None
+    rated = kind in _RATED_KINDS
     return scoring.Candidate(
-        kind=kind,
-        object_id=obj.pk,
-        similarity=(1.0 - vec[1].raw) if vec else sims.get((kind, obj.pk)),
-        vector_rank=vec[0] if vec else None,
-        bm25=kw[1].raw if kw else None,
-        keyword_rank=kw[0] if kw else None,
-        age_days=age,
-        importance=importance,
-        access_count=getattr(obj, "access_count", 0) or 0,
+        kind,
+        obj.pk,
+        (1.0 - vec[1].raw) if vec else sims.get((kind, obj.pk)),
+        vec[0] if vec else None,
+        kw[1].raw if kw else None,
+        kw[0] if kw else None,
+        (now - item_time(kind, obj)).total_seconds() / 86400,
+        getattr(obj, "importance", None) if rated else None,
+        (getattr(obj, "access_count", 0) or 0) if rated else 0,
     )
 
 
