@@ -317,12 +317,17 @@ class _Lean:
         self.shares = (weights.semantic, weights.keyword, weights.freshness, weights.importance,
                        weights.access)  # fmt: skip
         self.absolute = params.normalisation == "absolute"
-        self.params, self.ranges = params, ranges
+        self.params = params
+        # (lo, hi, hi - lo) of each channel, or None: minmax's arguments
+        self.sim = ranges.sim and (*ranges.sim, ranges.sim[1] - ranges.sim[0])
+        self.kw = ranges.kw and (*ranges.kw, ranges.kw[1] - ranges.kw[0])
 
     def score(self, c: Candidate) -> Scored:
         """score_one's value by the same arithmetic in the same order, without the breakdown
-        (built from `recipe` if someone reads it)."""
-        p, ranges = self.params, self.ranges
+        (built from `recipe` if someone reads it). The clamps and min-max are written out:
+        their calls were most of the cost, and a value already in [0, 1] is what clamp01
+        returns for it."""
+        p = self.params
         w_sem, w_kw, w_fresh, w_imp, w_acc = self.shares
         sim, bm25 = c.similarity, c.bm25
         relevance = None if bm25 is None else (-bm25 if bm25 < 0 else 0.0)
@@ -330,23 +335,39 @@ class _Lean:
             sem = clamp01(sim) if sim is not None else 0.0
             kw = saturate(relevance, p.keyword_saturation)
         else:
-            sem = minmax(sim, *ranges.sim) if ranges.sim and sim is not None else 0.0
-            kw = minmax(relevance, *ranges.kw) if ranges.kw and relevance is not None else 0.0
-        importance = p.default_importance if c.importance is None else c.importance
-        count = c.access_count
+            sem = _minmax(sim, self.sim) if self.sim and sim is not None else 0.0
+            kw = _minmax(relevance, self.kw) if self.kw and relevance is not None else 0.0
         semantic, keyword = w_sem * sem, w_kw * kw
         total = 0.0
         total += semantic
         total += keyword
-        total += w_fresh * freshness(c.age_days, p.half_life_days)
-        total += w_imp * clamp01(importance)
+        if p.half_life_days <= 0:
+            fresh = 1.0
+        else:
+            age = c.age_days if c.age_days > 0.0 else 0.0  # max(0.0, age), NaN included
+            fresh = 0.5 ** (age / p.half_life_days)
+            fresh = fresh if 0.0 <= fresh <= 1.0 else clamp01(fresh)
+        total += w_fresh * fresh
+        importance = p.default_importance if c.importance is None else c.importance
+        total += w_imp * (importance if 0.0 <= importance <= 1.0 else clamp01(importance))
         # access_score(0) is 0.0 whatever the saturation: most items were never recalled
+        count = c.access_count
         total += w_acc * (access_score(count, p.access_saturation) if count > 0 else 0.0)
         ranks = {"keyword": c.keyword_rank, "vector": c.vector_rank}
         return Scored(
-            c.kind, c.object_id, clamp01(total), 0, _found_by(c), ranks,
-            semantic=semantic, keyword=keyword, recipe=(c, *self.recipe_tail),
+            c.kind, c.object_id, total if 0.0 <= total <= 1.0 else clamp01(total), 0,
+            _found_by(c), ranks, semantic=semantic, keyword=keyword,
+            recipe=(c, *self.recipe_tail),
         )  # fmt: skip
+
+
+def _minmax(value: float, bounds: tuple[float, float, float]) -> float:
+    """minmax(value, lo, hi) with hi - lo computed once."""
+    lo, hi, span = bounds
+    if hi <= lo:
+        return 1.0 if value >= hi else 0.0
+    scaled = (value - lo) / span
+    return scaled if 0.0 <= scaled <= 1.0 else clamp01(scaled)
 
 
 # How much of an item's relevance a turn inherits from what stands for it elsewhere: a memory
@@ -390,8 +411,8 @@ def _lift(s: Scored, name: str, source: Scored, share: float, inherited: float) 
 
 
 def apply_links(scored: list[Scored], links: Links) -> None:
-    by_key = {s.key: s for s in scored}
-    base = {s.key: (_relevance(s), s.semantic) for s in scored}
+    by_key = {(s.kind, s.object_id): s for s in scored}
+    base = {key: (s.semantic + s.keyword, s.semantic) for key, s in by_key.items()}
     for key, facts in links.memory.items():
         turn = by_key.get(key)
         sources = [by_key[f] for f in facts if f in by_key]
@@ -416,13 +437,13 @@ def rank(
 ) -> list[Scored]:
     """Every candidate scored and ranked (1 = best); `links` adds the query's signals."""
     ranges, unit = Ranges.of(candidates), weights.normalised()
-    ages = {c.key: c.age_days for c in candidates}
     lean = _Lean(unit, params, ranges)
     scored = [lean.score(c) for c in candidates]
-    if links is not None:
+    if links is not None and (links.memory or links.previous or links.boosts):
         apply_links(scored, links)
     # Ties: newer first, then kind and higher id: deterministic and meaningful.
-    scored.sort(key=lambda s: (-s.score, ages[s.key], s.kind, -s.object_id))
+    ages = {id(s): c.age_days for s, c in zip(scored, candidates, strict=True)}
+    scored.sort(key=lambda s: (-s.score, ages[id(s)], s.kind, -s.object_id))
     for position, item in enumerate(scored, 1):
         item.rank = position
     return scored
