@@ -154,7 +154,8 @@ class Component(NamedTuple):
     contribution: float
 
 
-@dataclass
+# One per candidate key: identity is equality, and `in` stays cheap; slots: 50-150 a search.
+@dataclass(eq=False, slots=True)
 class Scored:
     kind: str
     object_id: int
@@ -162,14 +163,27 @@ class Scored:
     rank: int
     found_by: str  # "keyword", "vector", "both" or "none"
     ranks: dict[str, int | None]
-    breakdown: dict[str, Component] = field(default_factory=dict)
     # The query's own signals that moved this score (see Links): memory, turn before, time,
     # name, latest, part. Each says what it found and how much it added.
-    signals: dict[str, dict] = field(default_factory=dict)
+    signals: dict = field(default_factory=dict)
+    # The semantic and keyword contributions (the links lift by them) and what the breakdown
+    # is built from when first read: a search reads it for its ten results only, so building
+    # it for all 50-150 candidates cost more than scoring them (see rank).
+    semantic: float = field(default=0.0, compare=False)
+    keyword: float = field(default=0.0, compare=False)
+    recipe: tuple | None = field(default=None, repr=False, compare=False)
+    built: dict[str, Component] | None = field(default=None, repr=False, compare=False)
 
     @property
     def key(self) -> tuple[str, int]:
         return (self.kind, self.object_id)
+
+    @property
+    def breakdown(self) -> dict[str, Component]:
+        """{component: Component}, exactly as score_one computes it."""
+        if self.built is None:
+            self.built = breakdown_of(*self.recipe) if self.recipe else {}
+        return self.built
 
     def to_dict(self) -> dict:
         return {
@@ -179,16 +193,19 @@ class Scored:
             "rank": self.rank,
             "found_by": self.found_by,
             "ranks": dict(self.ranks),
-            "breakdown": {
-                name: {
-                    "raw": None if c.raw is None else round(c.raw, 6),
-                    "normalized": round(c.normalised, 6),
-                    "weight": round(c.weight, 6),
-                    "contribution": round(c.contribution, 6),
-                }
-                for name, c in self.breakdown.items()
-            },
+            "breakdown": self.breakdown_dict(),
             "signals": self.signals,
+        }
+
+    def breakdown_dict(self) -> dict:
+        return {
+            name: {
+                "raw": None if c.raw is None else round(c.raw, 6),
+                "normalized": round(c.normalised, 6),
+                "weight": round(c.weight, 6),
+                "contribution": round(c.contribution, 6),
+            }
+            for name, c in self.breakdown.items()
         }
 
 
@@ -265,19 +282,92 @@ def _found_by(c: Candidate) -> str:
     return "keyword" if c.keyword_rank else "vector" if c.vector_rank else "none"
 
 
-def score_one(c: Candidate, weights: Weights, params: Params, ranges: Ranges) -> Scored:
-    """One candidate's score; `weights` must already sum to 1 (see rank)."""
+def breakdown_of(c: Candidate, weights: Weights, params: Params, ranges: Ranges) -> dict:
+    """One candidate's components; `weights` must already sum to 1 (see rank)."""
     shares = (weights.semantic, weights.keyword, weights.freshness, weights.importance,
               weights.access)  # fmt: skip
-    breakdown, total = {}, 0.0
-    for (name, (raw, norm)), weight in zip(
-        normalised_values(c, params, ranges).items(), shares, strict=True
-    ):
-        breakdown[name] = Component(raw, norm, weight, weight * norm)
-        total += weight * norm
-    total = clamp01(total)
+    return {
+        name: Component(raw, norm, weight, weight * norm)
+        for (name, (raw, norm)), weight in zip(
+            normalised_values(c, params, ranges).items(), shares, strict=True
+        )
+    }
+
+
+def score_one(c: Candidate, weights: Weights, params: Params, ranges: Ranges) -> Scored:
+    """One candidate's score with its breakdown built; `weights` must already sum to 1."""
+    breakdown = breakdown_of(c, weights, params, ranges)
+    total = 0.0
+    for component in breakdown.values():
+        total += component.contribution
     ranks = {"keyword": c.keyword_rank, "vector": c.vector_rank}
-    return Scored(c.kind, c.object_id, total, 0, _found_by(c), ranks, breakdown)
+    return Scored(
+        c.kind, c.object_id, clamp01(total), 0, _found_by(c), ranks,
+        semantic=breakdown["semantic"].contribution, keyword=breakdown["keyword"].contribution,
+        built=breakdown,
+    )  # fmt: skip
+
+
+class _Lean:
+    """What scoring every candidate of one search shares: the weights and the parameters'
+    constants, read once instead of per candidate."""
+
+    def __init__(self, weights: Weights, params: Params, ranges: Ranges):
+        self.recipe_tail = (weights, params, ranges)
+        self.shares = (weights.semantic, weights.keyword, weights.freshness, weights.importance,
+                       weights.access)  # fmt: skip
+        self.absolute = params.normalisation == "absolute"
+        self.params = params
+        # (lo, hi, hi - lo) of each channel, or None: minmax's arguments
+        self.sim = ranges.sim and (*ranges.sim, ranges.sim[1] - ranges.sim[0])
+        self.kw = ranges.kw and (*ranges.kw, ranges.kw[1] - ranges.kw[0])
+
+    def score(self, c: Candidate) -> Scored:
+        """score_one's value by the same arithmetic in the same order, without the breakdown
+        (built from `recipe` if someone reads it). The clamps and min-max are written out:
+        their calls were most of the cost, and a value already in [0, 1] is what clamp01
+        returns for it."""
+        p = self.params
+        w_sem, w_kw, w_fresh, w_imp, w_acc = self.shares
+        sim, bm25 = c.similarity, c.bm25
+        relevance = None if bm25 is None else (-bm25 if bm25 < 0 else 0.0)
+        if self.absolute:
+            sem = clamp01(sim) if sim is not None else 0.0
+            kw = saturate(relevance, p.keyword_saturation)
+        else:
+            sem = _minmax(sim, self.sim) if self.sim and sim is not None else 0.0
+            kw = _minmax(relevance, self.kw) if self.kw and relevance is not None else 0.0
+        semantic, keyword = w_sem * sem, w_kw * kw
+        total = 0.0
+        total += semantic
+        total += keyword
+        if p.half_life_days <= 0:
+            fresh = 1.0
+        else:
+            age = c.age_days if c.age_days > 0.0 else 0.0  # max(0.0, age), NaN included
+            fresh = 0.5 ** (age / p.half_life_days)
+            fresh = fresh if 0.0 <= fresh <= 1.0 else clamp01(fresh)
+        total += w_fresh * fresh
+        importance = p.default_importance if c.importance is None else c.importance
+        total += w_imp * (importance if 0.0 <= importance <= 1.0 else clamp01(importance))
+        # access_score(0) is 0.0 whatever the saturation: most items were never recalled
+        count = c.access_count
+        total += w_acc * (access_score(count, p.access_saturation) if count > 0 else 0.0)
+        ranks = {"keyword": c.keyword_rank, "vector": c.vector_rank}
+        return Scored(
+            c.kind, c.object_id, total if 0.0 <= total <= 1.0 else clamp01(total), 0,
+            _found_by(c), ranks, semantic=semantic, keyword=keyword,
+            recipe=(c, *self.recipe_tail),
+        )  # fmt: skip
+
+
+def _minmax(value: float, bounds: tuple[float, float, float]) -> float:
+    """minmax(value, lo, hi) with hi - lo computed once."""
+    lo, hi, span = bounds
+    if hi <= lo:
+        return 1.0 if value >= hi else 0.0
+    scaled = (value - lo) / span
+    return scaled if 0.0 <= scaled <= 1.0 else clamp01(scaled)
 
 
 # How much of an item's relevance a turn inherits from what stands for it elsewhere: a memory
@@ -304,7 +394,7 @@ class Links:
 
 
 def _relevance(s: Scored) -> float:
-    return s.breakdown["semantic"].contribution + s.breakdown["keyword"].contribution
+    return s.semantic + s.keyword
 
 
 def _lift(s: Scored, name: str, source: Scored, share: float, inherited: float) -> None:
@@ -321,8 +411,8 @@ def _lift(s: Scored, name: str, source: Scored, share: float, inherited: float) 
 
 
 def apply_links(scored: list[Scored], links: Links) -> None:
-    by_key = {s.key: s for s in scored}
-    base = {s.key: (_relevance(s), s.breakdown["semantic"].contribution) for s in scored}
+    by_key = {(s.kind, s.object_id): s for s in scored}
+    base = {key: (s.semantic + s.keyword, s.semantic) for key, s in by_key.items()}
     for key, facts in links.memory.items():
         turn = by_key.get(key)
         sources = [by_key[f] for f in facts if f in by_key]
@@ -347,12 +437,13 @@ def rank(
 ) -> list[Scored]:
     """Every candidate scored and ranked (1 = best); `links` adds the query's signals."""
     ranges, unit = Ranges.of(candidates), weights.normalised()
-    ages = {c.key: c.age_days for c in candidates}
-    scored = [score_one(c, unit, params, ranges) for c in candidates]
-    if links is not None:
+    lean = _Lean(unit, params, ranges)
+    scored = [lean.score(c) for c in candidates]
+    if links is not None and (links.memory or links.previous or links.boosts):
         apply_links(scored, links)
     # Ties: newer first, then kind and higher id: deterministic and meaningful.
-    scored.sort(key=lambda s: (-s.score, ages[s.key], s.kind, -s.object_id))
+    ages = {id(s): c.age_days for s, c in zip(scored, candidates, strict=True)}
+    scored.sort(key=lambda s: (-s.score, ages[id(s)], s.kind, -s.object_id))
     for position, item in enumerate(scored, 1):
         item.rank = position
     return scored

@@ -31,6 +31,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.db.models import DateTimeField
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 
 from curator import timetravel
@@ -306,17 +307,26 @@ def load_rows(keys: Iterable[tuple[str, int]]) -> dict[tuple[str, int], Row]:
 class _RowQuery:
     sql: str
     names: list[str]
-    dates: list[str]  # datetime columns: the driver parses them naive
+    dates: list[str]  # datetime columns, selected as text (see _row_query) for _utc
     session: list[str]  # session__ columns, nested as row.session like the model's
 
     def row(self, values: tuple) -> Row:
         fields = dict(zip(self.names, values, strict=True))
         for name in self.dates:
-            if fields[name] is not None:
-                fields[name] = fields[name].replace(tzinfo=UTC)  # Django stores naive UTC
+            if (text := fields[name]) is not None:
+                fields[name] = _utc(text)
         if self.session:
             fields["session"] = SimpleNamespace(**{n[9:]: fields.pop(n) for n in self.session})
         return Row(**fields)
+
+
+def _utc(text: str) -> datetime:
+    """A datetime column's text (Django stores naive UTC) as an aware datetime."""
+    try:
+        return datetime.fromisoformat(text + "+00:00")  # Django's spelling: one C call
+    except ValueError:  # any other spelling: Django's own parser, as its converter would
+        value = parse_datetime(text)
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 @functools.cache
@@ -327,9 +337,16 @@ def _row_query(kind: Kind) -> _RowQuery:
     the query itself; one statement text also lets SQLite reuse its prepared statement.
     """
     model, names = ROW_MODELS[kind], ROW_FIELDS[kind]
+    table = model._meta.db_table
     sql, _params = model.objects.order_by().values(*names).query.sql_with_params()
-    sql += f' WHERE "{model._meta.db_table}"."id" IN (SELECT value FROM json_each(%s))'
     dates = [name for name in names if isinstance(_field(model, name), DateTimeField)]
+    for name in dates:
+        # `+column` has no declared type, so the driver leaves its text to _utc instead of
+        # running Django's converter on it (a regular expression in Python, then a replace).
+        column = f'"{table}"."{name}" AS "{name}"'
+        assert sql.count(column) == 1, column
+        sql = sql.replace(column, f"+{column}")
+    sql += f' WHERE "{table}"."id" IN (SELECT value FROM json_each(%s))'
     session = [name for name in names if name.startswith("session__")]
     return _RowQuery(sql, names, dates, session)
 
@@ -387,20 +404,22 @@ def display_text(kind: str, obj) -> tuple[str, str]:
     return obj.original_name, body or obj.original_name
 
 
+_RATED_KINDS = frozenset({Kind.FACT.value, Kind.EPISODE.value})  # those with an importance
+
+
 def to_candidate(kind: str, obj, hits: dict, sims: dict, now: datetime) -> scoring.Candidate:
     kw, vec = hits.get("keyword"), hits.get("vector")
-    age = (now - item_time(kind, obj)).total_seconds() / 86400
-    importance = getattr(obj, "importance", None) if kind in (Kind.FACT, Kind.EPISODE) else None
+    rated = kind in _RATED_KINDS
     return scoring.Candidate(
-        kind=kind,
-        object_id=obj.pk,
-        similarity=(1.0 - vec[1].raw) if vec else sims.get((kind, obj.pk)),
-        vector_rank=vec[0] if vec else None,
-        bm25=kw[1].raw if kw else None,
-        keyword_rank=kw[0] if kw else None,
-        age_days=age,
-        importance=importance,
-        access_count=getattr(obj, "access_count", 0) or 0,
+        kind,
+        obj.pk,
+        (1.0 - vec[1].raw) if vec else sims.get((kind, obj.pk)),
+        vec[0] if vec else None,
+        kw[1].raw if kw else None,
+        kw[0] if kw else None,
+        (now - item_time(kind, obj)).total_seconds() / 86400,
+        getattr(obj, "importance", None) if rated else None,
+        (getattr(obj, "access_count", 0) or 0) if rated else 0,
     )
 
 
@@ -690,15 +709,11 @@ def _boosts(asked, searched, live: dict, candidates) -> dict[tuple, list]:
     """Per candidate, the query's signals it shares: a name, the range searched first, and
     for a question about the present, how new it is among the candidates."""
     boosts: dict[tuple, list] = {}
-    for (kind, pk), obj in live.items():
-        found = []
-        if asked.names:
-            title, content = display_text(kind, obj)
-            text = content if kind == Kind.TURN else f"{title}\n{content}"
-            if names := signals.names_in(text, asked.names):
-                found.append(("name", NAME_SHARE, {"names": names}))
-        if found:
-            boosts[(kind, pk)] = found
+    for (kind, pk), obj in live.items() if asked.names else ():  # most questions name no one
+        title, content = display_text(kind, obj)
+        text = content if kind == Kind.TURN else f"{title}\n{content}"
+        if names := signals.names_in(text, asked.names):
+            boosts[(kind, pk)] = [("name", NAME_SHARE, {"names": names})]
     if asked.latest:
         current = [c for c in candidates if getattr(live[c.key], "status", "active") == "active"]
         current.sort(key=lambda c: c.age_days)
@@ -1014,7 +1029,7 @@ def _channel_state(hits: list[Hit] | None, wanted: bool) -> dict:
 
 def _item(scored: scoring.Scored, obj, query_tokens: list[str]) -> SearchItem:
     title, content = display_text(scored.kind, obj)
-    breakdown = scored.to_dict()["breakdown"]
+    breakdown = scored.breakdown_dict()
     return SearchItem(
         signals=scored.signals,
         kind=scored.kind,

@@ -221,12 +221,21 @@ def shared_tokens(query: str, text: str, query_tokens: list[str] | None = None) 
     A substring test, not a second segmentation: cheap enough for every result, and it
     finds a Chinese word wherever jieba cut the text. Latin tokens must start a word.
     """
-    haystack = (text or "").lower()
-    found = []
-    for token in dict.fromkeys(query_tokens if query_tokens is not None else tokens(query)):
-        if _ASCII.fullmatch(token):
-            if re.search(r"(?<![a-z0-9_])" + re.escape(token), haystack):
-                found.append(token)
-        elif token in haystack:
-            found.append(token)
+    return _token_finder(tuple(query_tokens if query_tokens is not None else tokens(query)))(text)
+
+
+@functools.lru_cache(maxsize=64)
+def _token_finder(query_tokens: tuple[str, ...]):
+    """shared_tokens for one query's tokens, their patterns compiled once: a search asks it of
+    each of its results, and looking each pattern up in re's cache was most of its cost."""
+    checks = [
+        (token, re.compile(r"(?<![a-z0-9_])" + re.escape(token)).search
+         if _ASCII.fullmatch(token) else None)
+        for token in dict.fromkeys(query_tokens)
+    ]  # fmt: skip
+
+    def found(text: str) -> list[str]:
+        haystack = (text or "").lower()
+        return [t for t, search in checks if (search(haystack) if search else t in haystack)]
+
     return found

@@ -209,6 +209,49 @@ def test_a_stronger_keyword_match_never_lowers_the_keyword_score(candidates, boo
     assert keyword_of([stronger, *candidates[1:]]) >= keyword_of(base) - 1e-12
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(candidate_st, min_size=1, max_size=30, unique_by=lambda c: c.object_id),
+    weights_st,
+    params_st,
+)
+def test_ranking_scores_exactly_as_the_full_breakdown_does(candidates, weights, params):
+    """rank() scores without building breakdowns; each score, each relevance part the links
+    lift by, and the breakdown read afterwards are score_one's to the last bit."""
+    ranges, unit = scoring.Ranges.of(candidates), weights.normalised()
+    full = {c.key: scoring.score_one(c, unit, params, ranges) for c in candidates}
+    for item in scoring.rank(candidates, weights, params):
+        expected = full[item.key]
+        assert item.score == expected.score
+        assert (item.semantic, item.keyword) == (expected.semantic, expected.keyword)
+        assert item.breakdown == expected.breakdown
+        assert item.found_by == expected.found_by
+
+
+def test_links_lift_a_ranked_turn_by_its_memory_as_with_full_breakdowns():
+    fact = Candidate("fact", 1, similarity=0.9, vector_rank=1, bm25=-8.0, keyword_rank=1)
+    turn = Candidate("turn", 2, similarity=0.5, vector_rank=2, age_days=3.0)
+    other = Candidate("turn", 3, similarity=0.4, vector_rank=3, bm25=-1.0, keyword_rank=2)
+    links = scoring.Links(memory={("turn", 2): [("fact", 1)]})
+    ranked = {s.key: s for s in scoring.rank([fact, turn, other], Weights(1, 1, 0.5), P, links)}
+    base = scoring.Ranges.of([fact, turn, other])
+    unit = Weights(1, 1, 0.5).normalised()
+    fact_full = scoring.score_one(fact, unit, P, base)
+    turn_full = scoring.score_one(turn, unit, P, base)
+    inherited = scoring.MEMORY_SHARE * (fact_full.semantic + fact_full.keyword)
+    lifted = ranked[("turn", 2)]
+    assert lifted.score == scoring.clamp01(
+        turn_full.score - (turn_full.semantic + turn_full.keyword) + inherited
+    )
+    assert lifted.signals["memory"] == {
+        "kind": "fact",
+        "id": 1,
+        "relevance": round(inherited, 6),
+        "added": round(inherited - turn_full.semantic - turn_full.keyword, 6),
+    }
+    assert lifted.breakdown == turn_full.breakdown  # the lift moves the score, not the parts
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(candidate_st, min_size=2, max_size=20, unique_by=lambda c: c.object_id), weights_st)
 def test_ranks_are_a_permutation_sorted_by_score(candidates, weights):

@@ -369,3 +369,30 @@ def test_a_keyword_only_result_shows_its_exact_similarity(monkeypatch, read):
         doc = SearchDoc.objects.get(kind="fact", object_id=found.object_id).id
         exact = float(backends.float_vectors([doc])[doc] @ get_embedder().query("杭州"))
         assert found.breakdown["semantic"].raw == pytest.approx(exact, abs=1e-6)
+
+
+def test_the_results_breakdowns_are_the_full_scoring_of_their_candidates(owner):
+    """Candidates are ranked without breakdowns; those of the results are built afterwards
+    and say exactly what scoring each candidate in full says."""
+    from retrieval import scoring
+
+    sess = session(owner)
+    for n, text in enumerate(
+        ["用户住在杭州，周末喜欢爬山", "杭州的天气很热", "The user edits code in Neovim",
+         "Neovim 的插件在杭州写的", "用户喜欢喝乌龙茶", "They moved to Hangzhou last spring"]
+    ):  # fmt: skip
+        fact(owner, text, importance=n / 10)
+    turn(sess, "我们周末去杭州爬山吧")
+    episode(owner, "周末去杭州爬山", when=days_ago(90))
+    for preset in ("curator", "openakita"):
+        result = search("杭州 爬山", owner=owner, record=False, preset=preset)
+        weights = scoring.Weights(**result.weights)
+        params = scoring.Params(**result.params)
+        ranges = scoring.Ranges.of(result.scoring_input)
+        full = {c.key: scoring.score_one(c, weights, params, ranges) for c in result.scoring_input}
+        assert len(result.items) >= 5
+        for item in result.items:
+            expected = full[(item.kind, item.id)]
+            assert item.breakdown == expected.to_dict()["breakdown"]
+            if not item.signals:
+                assert item.score == pytest.approx(expected.score, abs=1e-12)
