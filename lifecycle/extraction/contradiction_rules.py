@@ -243,7 +243,7 @@ _VALUE_TAIL_EN = re.compile(r"\b(?:now|currently|too|as well|again)\b.*$")
 # --------------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)  # up to 20,000 cached: no __dict__ each
 class Claim:
     text: str
     negations: int = 0
