@@ -228,11 +228,12 @@ def settle(consumers: list[int], last_write: float, limit: float = 600) -> None:
 
 
 def role(pid: int, server: int) -> str:
-    command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    # Whole arguments: a checkout's path may contain "consumer".
+    arguments = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     comm = Path(f"/proc/{pid}/comm").read_text().strip()
     if pid == server:
         return "arbiter"
-    if b"run_huey" in command or b"consumer" in command or "consumer" in comm:
+    if b"run_huey" in arguments or b"consumer" in arguments or "consumer" in comm:
         return "consumer"
     return "web worker"
 

@@ -364,3 +364,71 @@ def test_a_resolution_and_its_undo_are_in_the_facts_lifetime(found):
     undo_event(wp.resolve_contradiction(item.pk, "keep_right").pk)
     intervals = timetravel.lifetime(Fact.objects.get(pk=left.pk)).intervals
     assert [i.ended_by for i in intervals] == ["archived", ""]
+
+
+def rows_for_pairing(n: int) -> list[contradictions.Row]:
+    """n facts of two owners from the labelled texts (Chinese and English), said several
+    times over, some superseding another."""
+    path = "tests/data/contradictions.jsonl"
+    texts = [
+        json.loads(line)[side]
+        for line in open(path, encoding="utf-8")
+        if line.strip()
+        for side in ("a", "b")
+    ]
+    return [
+        contradictions.Row(
+            pk=pk,
+            owner_id=1 + pk % 2,
+            content=texts[(pk * 7) % len(texts)],
+            subject="",
+            predicate="",
+            content_key=f"k{pk}",
+            supersedes_id=pk - 2 if pk % 5 == 0 else None,
+            updated_at=None,
+        )
+        for pk in range(1, n + 1)
+    ]
+
+
+def pairs_sharing_a_key(rows, changed) -> list[tuple[int, int]]:
+    """The definition: two facts of one owner sharing a key that at most MAX_KEY_FACTS
+    facts share, neither superseding the other (with `changed`, one of them changed)."""
+    from lifecycle.extraction.contradiction_rules import keys
+
+    holders = {}
+    for row in rows:
+        for key in keys(row.content):
+            holders.setdefault((row.owner_id, key), set()).add(row.pk)
+    by_pk = {row.pk: row for row in rows}
+    found = set()
+    for pks in holders.values():
+        if len(pks) > contradictions.MAX_KEY_FACTS:
+            continue
+        for a in pks:
+            for b in pks:
+                linked = by_pk[a].supersedes_id == b or by_pk[b].supersedes_id == a
+                if a < b and not linked and (changed is None or {a, b} & changed):
+                    found.add((a, b))
+    return sorted(found)
+
+
+@pytest.mark.parametrize("changed", [None, set(range(1, 1500, 37))])
+def test_a_scan_over_many_facts_pairs_every_fact_sharing_a_key(monkeypatch, changed):
+    """The scan builds its key index without the claim cache (the consumer's peak at 100k
+    facts): the pairs are still exactly those sharing a key, keys shared by too many facts
+    skipped, in pk order."""
+    monkeypatch.setattr(contradictions, "MAX_KEY_FACTS", 40)
+    rows = rows_for_pairing(1500)
+    read.cache_clear()
+    pairs = [(a.pk, b.pk) for a, b in contradictions.rule_pairs(rows, changed)]
+    assert read.cache_info().currsize == 0  # each fact read once, past the cache
+    expected = pairs_sharing_a_key(rows, changed)
+    assert pairs == expected
+    assert len(expected) > 300
+    assert {row.owner_id for row in rows if row.pk in {pk for pair in pairs for pk in pair}} == {
+        1,
+        2,
+    }
+    monkeypatch.setattr(contradictions, "MAX_KEY_FACTS", 10**6)
+    assert len(contradictions.rule_pairs(rows, changed)) > len(pairs)  # the cap was hit
