@@ -36,10 +36,7 @@ import hashlib
 import json
 import os
 import random
-import re
 import shutil
-import signal
-import subprocess
 import sys
 import time
 from datetime import UTC, datetime, timedelta
@@ -47,7 +44,7 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-from retrieval_kit import pss_mb, setup_django, table  # noqa: E402
+from retrieval_kit import children, is_consumer, pss_mb, serving, setup_django, table  # noqa: E402
 from search import SEED, fact_text, queries  # noqa: E402
 
 # This folder last: its mcp.py (a bench) must not hide the mcp package the app imports.
@@ -195,19 +192,6 @@ def through_api(items: int) -> None:
           file=sys.stderr)  # fmt: skip
 
 
-def children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found += [int(entry.name), *children(int(entry.name))]
-    return found
-
-
 def cpu_ticks(pid: int) -> int:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return int(fields[11]) + int(fields[12])  # utime + stime
@@ -228,14 +212,9 @@ def settle(consumers: list[int], last_write: float, limit: float = 600) -> None:
 
 
 def role(pid: int, server: int) -> str:
-    # Whole arguments: a checkout's path may contain "consumer".
-    arguments = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    comm = Path(f"/proc/{pid}/comm").read_text().strip()
     if pid == server:
         return "arbiter"
-    if b"run_huey" in arguments or b"consumer" in arguments or "consumer" in comm:
-        return "consumer"
-    return "web worker"
+    return "consumer" if is_consumer(pid) else "web worker"
 
 
 def serve_pss(
@@ -243,36 +222,7 @@ def serve_pss(
 ) -> dict:
     """`manage.py serve` on this data dir; PSS of each of its processes after warming up,
     `searches` searches and `turns` turns over HTTP with the queue drained."""
-    import http.client
-
-    env = {**os.environ, "MEMSITE_DATA_DIR": str(data), "MEMSITE_API_RATE_LIMIT": "0",
-           "MEMSITE_LOG_LEVEL": "WARNING", "MEMSITE_HUEY_IMMEDIATE": "false",
-           **(env or {})}  # fmt: skip
-    manage = [sys.executable, str(root / "manage.py")]
-    token = subprocess.run(
-        [*manage, "api_token", "create", "--name", f"bench-{time.time_ns()}"],
-        env=env, capture_output=True, text=True, check=True, cwd=root,
-    ).stdout.strip().splitlines()[-1]  # fmt: skip
-    server = subprocess.Popen(
-        [*manage, "serve", "--host", "127.0.0.1", "--port", "0"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=root,
-    )  # fmt: skip
-    try:
-        for line in server.stdout:
-            if match := re.search(r"http://127\.0\.0\.1:(\d+)/", line):
-                port = int(match.group(1))
-                break
-        else:
-            raise RuntimeError("manage.py serve did not start")
-        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-
-        def call(method: str, path: str, body: dict | None = None) -> dict:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-            conn.request(method, path, json.dumps(body).encode() if body else None, headers)
-            reply = json.loads(conn.getresponse().read() or b"{}")
-            conn.close()
-            return reply
-
+    with serving(data, root, env, timeout=300) as (server, call):
         started = time.monotonic()
         for q in queries()[:searches]:
             call("POST", "/api/v1/search", {"query": q})
@@ -292,12 +242,6 @@ def serve_pss(
         processes = [server.pid, *children(server.pid)]
         rows = [(role(p, server.pid), p, pss_mb(p)) for p in processes]
         return {"processes": rows, "search_s": search_s}
-    finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
 
 
 def main() -> None:

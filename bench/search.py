@@ -36,7 +36,6 @@ import argparse
 import json
 import os
 import random
-import signal
 import subprocess
 import sys
 import time
@@ -47,9 +46,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from retrieval_kit import (  # noqa: E402
     DiskCachedEmbedder,
+    children,
+    is_consumer,
     peak_rss_mb,
     percentile,
     pss_mb,
+    serving,
     setup_django,
     shared_data,
     table,
@@ -523,37 +525,7 @@ def serve_memory(data: Path, searches: int = 100, turns: int = 20) -> dict:
     and the task consumer) on this database, after warming up, searches and turns over
     HTTP: the web processes together (gunicorn's arbiter included), the largest of them, and
     the consumer."""
-    import http.client
-    import re
-
-    root = Path(__file__).resolve().parent.parent
-    env = {**os.environ, "MEMSITE_DATA_DIR": str(data), "MEMSITE_API_RATE_LIMIT": "0",
-           "MEMSITE_LOG_LEVEL": "WARNING", "MEMSITE_HUEY_IMMEDIATE": "false"}  # fmt: skip
-    manage = [sys.executable, str(root / "manage.py")]
-    token = subprocess.run(
-        [*manage, "api_token", "create", "--name", f"bench-{time.time_ns()}"],
-        env=env, capture_output=True, text=True, check=True,
-    ).stdout.strip().splitlines()[-1]  # fmt: skip
-    server = subprocess.Popen(
-        [*manage, "serve", "--host", "127.0.0.1", "--port", "0"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=root,
-    )  # fmt: skip
-    try:
-        for line in server.stdout:  # the line announcing where it listens
-            if match := re.search(r"http://127\.0\.0\.1:(\d+)/", line):
-                port = int(match.group(1))
-                break
-        else:
-            raise RuntimeError("manage.py serve did not start")
-        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
-
-        def call(method: str, path: str, body: dict | None = None) -> dict:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-            conn.request(method, path, json.dumps(body).encode() if body else None, headers)
-            reply = json.loads(conn.getresponse().read() or b"{}")
-            conn.close()
-            return reply
-
+    with serving(data) as (server, call):
         for q in queries()[:searches]:
             call("POST", "/api/v1/search", {"query": q})
         rng = random.Random(SEED + 7)
@@ -575,33 +547,6 @@ def serve_memory(data: Path, searches: int = 100, turns: int = 20) -> dict:
         web = [pss_mb(p) for p in processes if p not in consumer]
         return {"web": sum(web), "web_max": max(web), "others": sum(pss_mb(p) for p in consumer),
                 "processes": len(web)}  # fmt: skip
-    finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-
-
-def is_consumer(pid: int) -> bool:
-    """serve's task consumer: forked under gunicorn (named huey-consumer), else its own
-    `python -m memsite consumer` (run_huey)."""
-    if Path(f"/proc/{pid}/comm").read_text().strip() == "huey-consumer":
-        return True
-    return b"run_huey" in Path(f"/proc/{pid}/cmdline").read_bytes()
-
-
-def children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found += [int(entry.name), *children(int(entry.name))]
-    return found
 
 
 def keyword_index_check(qs: list[str]) -> dict:

@@ -11,12 +11,18 @@
 from __future__ import annotations
 
 import hashlib
+import http.client
+import json
 import os
+import re
 import resource
+import signal
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as memsite/__init__.py, before numpy
@@ -168,3 +174,69 @@ def table(headers: list[str], rows: list[list]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+@contextmanager
+def serving(data: Path, root: Path = ROOT, env: dict | None = None, timeout: float = 120):
+    """`manage.py serve` on this data dir, as `make run` starts it (web processes and the task
+    consumer), with a fresh token and no rate limit; yields (the server's process, `call`:
+    method, path, JSON body -> the JSON reply). SIGTERM (then SIGKILL) when the block ends."""
+    env = {**os.environ, "MEMSITE_DATA_DIR": str(data), "MEMSITE_API_RATE_LIMIT": "0",
+           "MEMSITE_LOG_LEVEL": "WARNING", "MEMSITE_HUEY_IMMEDIATE": "false",
+           **(env or {})}  # fmt: skip
+    manage = [sys.executable, str(root / "manage.py")]
+    token = subprocess.run(
+        [*manage, "api_token", "create", "--name", f"bench-{time.time_ns()}"],
+        env=env, capture_output=True, text=True, check=True, cwd=root,
+    ).stdout.strip().splitlines()[-1]  # fmt: skip
+    server = subprocess.Popen(
+        [*manage, "serve", "--host", "127.0.0.1", "--port", "0"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=root,
+    )  # fmt: skip
+    try:
+        for line in server.stdout:  # the line announcing where it listens
+            if match := re.search(r"http://127\.0\.0\.1:(\d+)/", line):
+                port = int(match.group(1))
+                break
+        else:
+            raise RuntimeError("manage.py serve did not start")
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+
+        def call(method: str, path: str, body: dict | None = None) -> dict:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+            conn.request(method, path, json.dumps(body).encode() if body else None, headers)
+            reply = json.loads(conn.getresponse().read() or b"{}")
+            conn.close()
+            return reply
+
+        yield server, call
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def children(pid: int) -> list[int]:
+    """Every descendant of the process (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found += [int(entry.name), *children(int(entry.name))]
+    return found
+
+
+def is_consumer(pid: int) -> bool:
+    """serve's task consumer: forked under gunicorn (named huey-consumer), else its own
+    `python -m memsite consumer` (run_huey). Whole arguments: a checkout's path may contain
+    "consumer"."""
+    if Path(f"/proc/{pid}/comm").read_text().strip() == "huey-consumer":
+        return True
+    arguments = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    return b"run_huey" in arguments or b"consumer" in arguments
