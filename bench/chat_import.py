@@ -125,6 +125,9 @@ def main() -> None:
     parser.add_argument("--format", default="jsonl", choices=["jsonl", "chatgpt"])
     parser.add_argument("--batches", default="yes", choices=["yes", "no"])
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--nice", choices=("yes", "no"), default="yes", help="drain at the consumer's niceness"
+    )
     parser.add_argument("--floor", type=int, default=2000, help="texts for the engine's rate")
     parser.add_argument("--search", default="yes", choices=["yes", "no"])
     parser.add_argument("--searcher", help=argparse.SUPPRESS)  # the searching child process
@@ -138,6 +141,7 @@ def main() -> None:
 
     from curator.models import ConversationTurn, Episode, Fact
     from lifecycle import chat_import, tasks
+    from memsite.core import consumer
 
     folder = Path(tempfile.mkdtemp(prefix="chat-import-bench-"))
     path = folder / ("turns.jsonl" if args.format == "jsonl" else "conversations.json")
@@ -160,6 +164,8 @@ def main() -> None:
     queued = HUEY.pending_count()
 
     busy = Searcher(folder / "during.json") if args.search == "yes" else None
+    if args.nice == "yes":
+        consumer.yield_to_requests()  # as `manage.py consumer` does before its workers start
     marks = drain(HUEY, args.workers, total, began)
     drained = time.perf_counter() - began
     during = busy.stop() if busy else []

@@ -182,6 +182,8 @@ HUEY = {
     "immediate": env_bool("MEMSITE_HUEY_IMMEDIATE", False),
     "consumer": {"workers": 2, "worker_type": "thread"},
 }
+# The consumer's niceness: its jobs take the CPU the web processes leave (docs/operations.md).
+CONSUMER_NICENESS = env_int("MEMSITE_CONSUMER_NICENESS", 10)
 
 # Write-path routing (seed 000 section 6): >= write, between = pending, below = drop.
 CONFIDENCE_WRITE = env_float("MEMSITE_CONFIDENCE_WRITE", 0.85)

@@ -223,7 +223,9 @@ def test_gunicorn_replaces_a_web_process_that_dies(env, tmp_path):
 def test_the_consumer_is_forked_from_serve_holds_the_lock_and_dies_with_it(env, tmp_path):
     """Under gunicorn the consumer is serve's child in a session of its own (Ctrl-C in the
     terminal reaches only serve, which stops it gracefully), it holds the data directory's
-    consumer lock, and it goes when serve is killed without a chance to clean up."""
+    consumer lock, its workers run below the web processes' CPU priority (a bulk import
+    leaves the cores to searches), and it goes when serve is killed without a chance to
+    clean up."""
     lock = Path(env["MEMSITE_DATA_DIR"]) / "consumer.lock"
     with (tmp_path / "serve.err").open("w") as stderr_file:
         proc = _start_serve({**env, "MEMSITE_WEB_SERVER": "gunicorn"}, stderr_file, port=0)
@@ -237,6 +239,13 @@ def test_the_consumer_is_forked_from_serve_holds_the_lock_and_dies_with_it(env, 
             time.sleep(0.2)
         else:
             pytest.fail(f"the consumer {consumer_pid} never held {lock}")
+        for _ in range(150):
+            if 10 in _niceness(consumer_pid):  # its worker threads
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("the consumer's workers run at the web processes' priority")
+        assert _niceness(proc.pid) == {0}
         proc.kill()
         proc.wait(timeout=10)
         for _ in range(150):
@@ -249,6 +258,17 @@ def test_the_consumer_is_forked_from_serve_holds_the_lock_and_dies_with_it(env, 
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def _niceness(pid: int) -> set[int]:
+    """The niceness of each thread of the process (field 19 of /proc/PID/task/TID/stat)."""
+    values = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            values.add(int((task / "stat").read_text().rsplit(")", 1)[1].split()[16]))
+        except OSError:
+            continue  # the thread ended meanwhile
+    return values
 
 
 def _running(pid: int) -> bool:

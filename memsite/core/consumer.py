@@ -252,6 +252,17 @@ class ForkedConsumer:
         self.send_signal(signal.SIGKILL)
 
 
+def yield_to_requests() -> None:
+    """Run this process's jobs below the web processes' CPU priority (CONSUMER_NICENESS):
+    on a two-core machine a chat import's embedding otherwise takes both cores from the
+    person's and the agents' searches (their p95 was 2.4 times idle while an import drained,
+    docs/performance.md), while a niced job still gets every core nobody else wants. On
+    Linux the niceness is the calling thread's and every thread it starts later inherits it:
+    call it before the workers start."""
+    if settings.CONSUMER_NICENESS > 0 and hasattr(os, "nice"):
+        os.nice(settings.CONSUMER_NICENESS)
+
+
 def give_back_memory_after_tasks(huey) -> None:
     """After a task that left the process much larger (a contradiction scan or a nightly
     consolidation reads every active fact: +200 MB at 100k facts), collect and hand the

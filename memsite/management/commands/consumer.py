@@ -25,6 +25,7 @@ class Command(RunHuey):
         from huey.contrib.djhuey import HUEY
 
         consumer.give_back_memory_after_tasks(HUEY)
+        consumer.yield_to_requests()
         try:
             super().handle(*args, **options)
         finally:
