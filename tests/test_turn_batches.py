@@ -133,30 +133,28 @@ def test_a_lone_live_turn_is_indexed_by_its_own_task(spies):
     assert ConversationTurn.objects.get(pk=turn.pk).extracted
 
 
+def stored_state() -> tuple:
+    """What a batch writes: memories, review items, events, job runs, vectors, index rows."""
+    return (
+        Fact.objects.count(),
+        PendingItem.objects.count(),
+        MemoryEvent.objects.count(),
+        JobRun.objects.count(),
+        vector_rows(),
+        list(SearchDoc.objects.values_list("id", "content_hash", "embedded_at", "fts_at")),
+    )
+
+
 @pytest.mark.django_db(transaction=True)
 def test_running_a_batch_again_writes_nothing_twice(tmp_path, spies):
     path = tmp_path / "export.jsonl"
     write_export(path, conversations_count=2, turns_each=8)
     run_import(path)
     ids = list(ConversationTurn.objects.values_list("pk", flat=True))
-    before = (
-        Fact.objects.count(),
-        PendingItem.objects.count(),
-        MemoryEvent.objects.count(),
-        JobRun.objects.count(),
-        vector_rows(),
-        list(SearchDoc.objects.values_list("id", "content_hash", "embedded_at", "fts_at")),
-    )
+    before = stored_state()
     spies["embedded"].clear()
     tasks.index_turns(ids, ids, [])
-    after = (
-        Fact.objects.count(),
-        PendingItem.objects.count(),
-        MemoryEvent.objects.count(),
-        JobRun.objects.count(),
-        vector_rows(),
-        list(SearchDoc.objects.values_list("id", "content_hash", "embedded_at", "fts_at")),
-    )
+    after = stored_state()
     assert after == before
     assert spies["embedded"] == []  # nothing embedded again
 
