@@ -27,33 +27,16 @@ HEDGES = ("可能", "也许", "大概", "或许", "好像", "maybe", "perhaps", 
           "i guess", "might")  # fmt: skip
 
 
-def _stored(turn_id: int) -> np.ndarray | None:
-    with connection.cursor() as cur:
-        cur.execute(
-            f"SELECT v.embedding FROM search_vecf v JOIN {SearchDoc._meta.db_table} d "
-            "ON d.id = v.doc_id WHERE d.kind = %s AND d.object_id = %s "
-            "AND d.embedded_hash = d.content_hash",
-            [Kind.TURN, turn_id],
-        )
-        row = cur.fetchone()
-    if row is None:
-        return None
-    vector = np.frombuffer(bytes(row[0]), dtype=np.float32)
-    return vector if vector.shape == (model.DIMENSION,) else None
-
-
 def turn_vector(turn: ConversationTurn) -> np.ndarray | None:
     """The turn's e5 passage vector, reusing the index's; None when nothing can embed."""
     if get_embedder().name.startswith(LocalEmbedder.family):  # the index holds e5 vectors
-        vector = _stored(turn.pk)
-        if vector is not None:
+        if (vector := stored_vectors([turn.pk]).get(turn.pk)) is not None:
             return vector
         try:
             indexing.reindex_one(Kind.TURN, turn.pk)  # what the index job would do next
         except EmbeddingError as exc:
             log.info("turn %s: not embedded (%s)", turn.pk, exc)
-        vector = _stored(turn.pk)
-        if vector is not None:
+        if (vector := stored_vectors([turn.pk]).get(turn.pk)) is not None:
             return vector
     try:
         return LocalEmbedder().passages([turn.content])[0]
@@ -63,7 +46,8 @@ def turn_vector(turn: ConversationTurn) -> np.ndarray | None:
 
 
 def stored_vectors(turn_ids: list[int]) -> dict[int, np.ndarray]:
-    """The index's current e5 vectors of these turns, in one statement (a batch's `_stored`)."""
+    """The index's current e5 vectors of these turns (none unless it holds e5 vectors), in
+    one statement."""
     if not turn_ids or not get_embedder().name.startswith(LocalEmbedder.family):
         return {}
     with connection.cursor() as cur:
