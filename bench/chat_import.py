@@ -17,6 +17,12 @@ each phase. The guardrails' default detectors are on. Meanwhile another process 
 (hybrid, recorded, as the API does), and again once the queue is idle: search p95 during the
 import against idle (`--search no` leaves it out).
 
+Where the drain's CPU goes: the time of the thread doing each part (the engine runs in the
+calling thread: one OpenMP thread), a part's own time without the parts it calls, in CPU ms
+a turn. With E ms a turn in the engine (which releases the interpreter lock) and P ms in
+Python (which holds it, bar SQLite's own calls), two cores index and extract at most about
+min(2000 / (E + P), 1000 / P) turns/s: the bound printed beside the measured rate.
+
 The floor: the engine alone embeds `--floor` of the same turns' texts, on one thread and on
 two, in the same run (what indexing could reach if nothing but the embedding cost).
 """
@@ -166,7 +172,9 @@ def main() -> None:
     busy = Searcher(folder / "during.json") if args.search == "yes" else None
     if args.nice == "yes":
         consumer.yield_to_requests()  # as `manage.py consumer` does before its workers start
-    marks = drain(HUEY, args.workers, total, began)
+    stages = Stages()
+    marks = drain(HUEY, args.workers, total, began, stages)
+    stages.stop()
     drained = time.perf_counter() - began
     during = busy.stop() if busy else []
     rss["drained"], cpu["drained"] = peak_rss_mb(), time.process_time()
@@ -205,6 +213,8 @@ def main() -> None:
                "CPU ms a turn, from the drain's start", "peak RSS MB"]  # fmt: skip
     print(table(headers, rows))
     print(f"facts written: {Fact.objects.count()}, episodes: {Episode.objects.count()}")
+    both_rate = total / max(both - stored, 1e-9)
+    print(stages.report(total, both_rate))
     if busy:
         idle = Searcher(folder / "idle.json", count=max(60, len(during) // 2)).wait()
         p95 = [percentile(during, 95), percentile(idle, 95)]
@@ -233,6 +243,89 @@ def main() -> None:
         print(
             f"embedding rate on bench/search.py's items: {one:.0f} items/s on one thread, "
             f"{two:.0f} on two (512 items, batches of 32)"
+        )
+
+
+class Stages:
+    """CPU time of the drain by part: the thread's CPU time inside each wrapped function,
+    less the wrapped functions it calls (so each second is counted once)."""
+
+    PARTS = [  # (module, attribute, part); a class's method as "Class.method"
+        ("retrieval.embedders", "LocalEmbedder.passages", "embedding (the engine)"),
+        ("retrieval.indexing", "index_items", "keyword rows, search documents, vector rows"),
+        ("retrieval.indexing", "_refresh_next_turn", "keyword rows, search documents, vector rows"),
+        ("lifecycle.extraction.extract", "rule_candidates", "the rules"),
+        ("lifecycle.extraction.learned", "batch_candidates", "the learned model (batch)"),
+        ("lifecycle.extraction.learned", "candidates", "the learned model (one turn)"),
+        ("lifecycle.extraction.extract", "_commit", "the write path (proposals, marking)"),
+        ("lifecycle.extraction.extract", "_mark_extracted", "the write path (proposals, marking)"),
+        ("lifecycle.sessions", "run_end", "episodes (session ends)"),
+    ]
+    ENGINE = "embedding (the engine)"
+
+    def __init__(self):
+        import importlib
+
+        self.local, self.lock, self.used = threading.local(), threading.Lock(), {}
+        self.restore = []
+        for module_name, attribute, part in self.PARTS:
+            owner = importlib.import_module(module_name)
+            *path, name = attribute.split(".")
+            for step in path:
+                owner = getattr(owner, step)
+            real = getattr(owner, name)
+            self.restore.append((owner, name, real))
+            setattr(owner, name, self.wrap(real, part))
+        self.started = time.process_time()
+
+    def wrap(self, real, part: str):
+        def timed(*args, **kwargs):
+            stack = self.local.__dict__.setdefault("stack", [])
+            stack.append(0.0)  # the CPU time of wrapped calls inside this one
+            began = time.thread_time()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                spent = time.thread_time() - began
+                inner = stack.pop()
+                if stack:
+                    stack[-1] += spent
+                with self.lock:
+                    self.used[part] = self.used.get(part, 0.0) + spent - inner
+
+        return timed
+
+    def mark(self) -> None:
+        """Every turn indexed and extracted: what the rate counts (the episodes, queued
+        behind the batches, mostly come after)."""
+        with self.lock:
+            if not hasattr(self, "at_mark"):
+                self.at_mark = (dict(self.used), time.process_time() - self.started)
+
+    def stop(self) -> None:
+        self.total = time.process_time() - self.started
+        self.at_mark = getattr(self, "at_mark", (dict(self.used), self.total))
+        for owner, name, real in self.restore:
+            setattr(owner, name, real)
+
+    def report(self, turns: int, rate: float) -> str:
+        """Up to the moment every turn was indexed and extracted; the episodes after it."""
+        used, total = self.at_mark
+        ms = {part: 1000 * seconds / turns for part, seconds in used.items()}
+        ms["the rest (tasks, loading turns, the queue, the watcher)"] = max(
+            0.0, 1000 * total / turns - sum(ms.values())
+        )
+        rows = [[part, round(value, 2)] for part, value in ms.items()]
+        engine = ms.get(self.ENGINE, 0.0)
+        python = sum(ms.values()) - engine
+        bound = min(2000 / max(engine + python, 1e-9), 1000 / max(python, 1e-9))
+        return (
+            table(["where the CPU went until all was indexed and extracted", "CPU ms a turn"], rows)
+            + f"\nE = {engine:.2f} ms a turn in the engine, P = {python:.2f} ms in Python: two "
+            f"cores allow at most min(2000 / (E + P), 1000 / P) = {bound:.0f} turns/s; measured "
+            f"{rate:.0f} turns/s indexed and extracted of the drain ({rate / bound:.0%} of it); "
+            f"after it, {1000 * (self.total - total) / turns:.2f} CPU ms a turn until the queue "
+            "was drained (the episodes)"
         )
 
 
@@ -291,9 +384,10 @@ def searcher(out: Path) -> None:
     out.write_text(json.dumps(times))
 
 
-def drain(huey, workers: int, total: int, began: float) -> dict[str, tuple[float, float]]:
+def drain(huey, workers: int, total: int, began: float, stages=None) -> dict:
     """Run the queue with `workers` threads until it is empty and every worker idle; a
-    watcher notes when every turn has its vector and every user turn is extracted."""
+    watcher notes when every turn has its vector and every user turn is extracted (and
+    `stages`' figures then)."""
     from django.db import connection
 
     from curator.models import ConversationTurn
@@ -333,6 +427,8 @@ def drain(huey, workers: int, total: int, began: float) -> dict[str, tuple[float
                     left = ConversationTurn.objects.filter(role="user", extracted=False)
                     if not left.exists():
                         marks["extracted"] = (now, time.process_time())
+                if stages and "indexed" in marks and "extracted" in marks:
+                    stages.mark()
                 done.wait(0.25)
         finally:
             connection.close()
