@@ -252,8 +252,9 @@ class Stages:
 
     PARTS = [  # (module, attribute, part); a class's method as "Class.method"
         ("retrieval.embedders", "LocalEmbedder.passages", "embedding (the engine)"),
-        ("retrieval.indexing", "index_items", "keyword rows, search documents, vector rows"),
-        ("retrieval.indexing", "_refresh_next_turn", "keyword rows, search documents, vector rows"),
+        ("retrieval.indexing", "index_items", "keyword rows and search documents: {kind}s"),
+        ("retrieval.indexing", "_refresh_next_turn", "keyword rows and search documents: turns"),
+        ("retrieval.indexing", "_embed", "vector rows (writing the engine's vectors)"),
         ("lifecycle.extraction.extract", "rule_candidates", "the rules"),
         ("lifecycle.extraction.learned", "batch_candidates", "the learned model (batch)"),
         ("lifecycle.extraction.learned", "candidates", "the learned model (one turn)"),
@@ -290,8 +291,9 @@ class Stages:
                 inner = stack.pop()
                 if stack:
                     stack[-1] += spent
+                name = part.format(kind=args[0] if args else "?")  # index_items(kind, ...)
                 with self.lock:
-                    self.used[part] = self.used.get(part, 0.0) + spent - inner
+                    self.used[name] = self.used.get(name, 0.0) + spent - inner
 
         return timed
 

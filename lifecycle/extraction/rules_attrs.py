@@ -612,17 +612,29 @@ _PASSING = re.compile(
 )
 
 
+# The heads _unknown_attr tries, longest first (sorted once, not per clause).
+_LONGEST_FIRST = (
+    ("item", sorted(ITEM_HEADS, key=len, reverse=True)),
+    ("place", sorted(PLACE_HEADS, key=len, reverse=True)),
+)
+_ALL_HEADS = EVENT_HEADS + ITEM_HEADS + PLACE_HEADS
+
+
 def _unknown_attr(parts: list[str], mine: bool) -> Subject | None:
     """ "电动车的电机" said without 的: "电动车续航" is the e-bike and a word the tables do not
     know. Only for the person's own things and places; the caller sends it to review."""
     last = parts[-1]
-    for kind, heads in (("item", ITEM_HEADS), ("place", PLACE_HEADS)):
-        for head in sorted(heads, key=len, reverse=True):
+    for kind, heads in _LONGEST_FIRST:
+        for head in heads:
             at = last.find(head)
             word = last[at + len(head) :] if at > 0 or at == 0 and len(head) > 1 else ""
-            heads = EVENT_HEADS + ITEM_HEADS + PLACE_HEADS
-            if _PASSING.match(word) or _AUX.search(word) or _ends(word, heads) or "了" in last[:at]:
+            if not word:
+                continue  # the head is not there, or nothing follows it (the checks below
+                # would refuse an empty word too, after comparing it with every head)
+            if _PASSING.match(word) or _AUX.search(word) or _ends(word, _ALL_HEADS):
                 continue  # "公司年会将": an event, not the company's "年会将"
+            if "了" in last[:at]:
+                continue
             if (
                 re.search(r"[每周点月号天年日就都也还]", word)
                 or word[:1] in "店馆厅院场园站铺吧下上里外旁边前后"
