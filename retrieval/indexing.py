@@ -303,24 +303,32 @@ def delete_vec(doc_id: int) -> None:
 
 
 def _write_vec(doc: SearchDoc, vector, center=None) -> None:
+    _write_vecs([(doc, vector)], center)
+
+
+_INSERT_VEC = (
+    "INSERT INTO search_vec(doc_id, owner_id, embedding, bits, kind, live, expires, ts, "
+    "session_id) VALUES (%s, %s, %s, vec_bit(%s), %s, %s, %s, %s, %s)"
+)
+
+
+def _write_vecs(pairs: list, center=None) -> None:
+    """(doc, vector) pairs: each statement prepared once for the batch (executemany), not
+    four statements compiled per vector."""
     # vec0 has no INSERT OR REPLACE (and cannot UPDATE a bit column): delete, then insert.
-    vector = np.asarray(vector, dtype=np.float32)
-    blob = vector.tobytes()
-    delete_vec(doc.id)
+    rows, plain, ids = [], [], []
+    for doc, vector in pairs:
+        vector = np.asarray(vector, dtype=np.float32)
+        blob = vector.tobytes()
+        params = [doc.id, doc.owner_id, blob, sign_bits(vector, center), doc.kind]
+        rows.append(params + Meta.of_doc(doc).vec_params())
+        plain.append((doc.id, blob))
+        ids.append((doc.id,))
     with connection.cursor() as cur:
-        cur.execute(
-            "INSERT INTO search_vec(doc_id, owner_id, embedding, bits, kind, live, expires, ts, "
-            "session_id) VALUES (%s, %s, %s, vec_bit(%s), %s, %s, %s, %s, %s)",
-            [
-                doc.id,
-                doc.owner_id,
-                blob,
-                sign_bits(vector, center),
-                doc.kind,
-                *Meta.of_doc(doc).vec_params(),
-            ],
-        )
-        cur.execute("INSERT INTO search_vecf(doc_id, embedding) VALUES (%s, %s)", [doc.id, blob])
+        cur.executemany("DELETE FROM search_vec WHERE doc_id = %s", ids)
+        cur.executemany("DELETE FROM search_vecf WHERE doc_id = %s", ids)
+        cur.executemany(_INSERT_VEC, rows)
+        cur.executemany("INSERT INTO search_vecf(doc_id, embedding) VALUES (%s, %s)", plain)
 
 
 def ensure_center(space: EmbeddingSpace) -> None:
@@ -341,9 +349,8 @@ def ensure_center(space: EmbeddingSpace) -> None:
     with connection.cursor() as cur:
         cur.execute("SELECT doc_id, embedding FROM search_vecf")
         rows = cur.fetchall()
-    for doc_id, blob in rows:
-        if doc := docs.get(doc_id):
-            _write_vec(doc, np.frombuffer(bytes(blob), dtype=np.float32), center)
+    pairs = [(docs[i], np.frombuffer(bytes(b), dtype=np.float32)) for i, b in rows if i in docs]
+    _write_vecs(pairs, center)
 
 
 def _vector_ids() -> set[int]:
@@ -363,8 +370,10 @@ def _update_vec_meta(doc: SearchDoc) -> None:
 
 def _docs_for(kind: str, objects: list) -> tuple[dict[int, SearchDoc], set[int]]:
     """The SearchDocs of a batch (created where missing) and the ids that are new."""
-    ids = [obj.pk for obj in objects]
-    docs = {d.object_id: d for d in SearchDoc.objects.filter(kind=kind, object_id__in=ids)}
+    ids = "[" + ",".join(str(int(obj.pk)) for obj in objects) + "]"
+    # Raw and keyed (unique_search_doc): every memory the write path saves asks, and
+    # compiling the ORM's query cost more than running it.
+    docs = {d.object_id: d for d in SearchDoc.objects.raw(_DOCS_OF, [kind, ids])}
     fresh = [obj for obj in objects if obj.pk not in docs]
     if fresh:
         try:
@@ -387,6 +396,13 @@ def _docs_for(kind: str, objects: list) -> tuple[dict[int, SearchDoc], set[int]]
     return docs, {obj.pk for obj in fresh}
 
 
+_DOCS_BY_ID = (
+    f"SELECT * FROM {SearchDoc._meta.db_table} WHERE id IN (SELECT value FROM json_each(%s))"
+)
+_DOCS_OF = (
+    f"SELECT * FROM {SearchDoc._meta.db_table} WHERE kind = %s "
+    "AND object_id IN (SELECT value FROM json_each(%s))"
+)
 # Rows per INSERT: 5 parameters each, well under SQLite's 32,766.
 _INSERT_ROWS = 1000
 
@@ -554,16 +570,18 @@ def _embed(todo: list, state: VectorState) -> dict:
     with transaction.atomic():
         space = _record_space(state)
         center = center_of(space)
-        current = SearchDoc.objects.in_bulk([doc.id for doc, _ in todo])
+        ids = "[" + ",".join(str(doc.id) for doc, _ in todo) + "]"
+        current = {d.id: d for d in SearchDoc.objects.raw(_DOCS_BY_ID, [ids])}
         now, embedded = connection.ops.adapt_datetimefield_value(timezone.now()), []
-        written = {}
+        written, pairs = {}, []
         for (doc, _), vector in zip(todo, vectors, strict=True):
             fresh = current.get(doc.id)
             if fresh is None or fresh.content_hash != doc.content_hash:
                 continue  # edited or deleted while we embedded: its own reindex handles it
-            _write_vec(fresh, vector, center)
+            pairs.append((fresh, vector))
             embedded.append((fresh.content_hash, now, fresh.id))
             written[fresh.object_id] = vector
+        _write_vecs(pairs, center)
         with connection.cursor() as cur:  # one statement, not a save() per item
             cur.executemany(
                 f"UPDATE {SearchDoc._meta.db_table} SET embedded_hash = %s, embedded_at = %s "

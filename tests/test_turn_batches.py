@@ -5,6 +5,7 @@ in production."""
 
 import json
 
+import numpy as np
 import pytest
 from django.db import connection
 from huey.contrib.djhuey import HUEY
@@ -12,7 +13,7 @@ from huey.contrib.djhuey import HUEY
 from curator import conversations
 from curator.models import ConversationTurn, Episode, Fact, MemoryEvent, Owner, PendingItem
 from lifecycle import chat_import, tasks, turnbatch
-from lifecycle.models import JobRun
+from lifecycle.models import ExtractionItem, JobRun
 from retrieval.backends import Filters, keyword_hits, vector_hits
 from retrieval.embedders import EmbeddingError, LocalEmbedder
 from retrieval.models import SearchDoc
@@ -131,6 +132,66 @@ def test_a_lone_live_turn_is_indexed_by_its_own_task(spies):
     doc = SearchDoc.objects.get(kind="turn", object_id=turn.pk)
     assert doc.embedded_hash == doc.content_hash
     assert ConversationTurn.objects.get(pk=turn.pk).extracted
+
+
+def what_the_turns_gave() -> dict:
+    """Everything indexing and extraction leave for an import's turns, by content (not by
+    id or time): the memories and review items, each turn's keyword row and vector."""
+    with connection.cursor() as cur:
+        cur.execute(
+            "SELECT t.content, f.tokens, f.grams, f.context, v.embedding "
+            f"FROM {ConversationTurn._meta.db_table} t JOIN {SearchDoc._meta.db_table} d "
+            "ON d.kind = 'turn' AND d.object_id = t.id "
+            "JOIN search_fts f ON f.rowid = d.id LEFT JOIN search_vecf v ON v.doc_id = d.id"
+        )
+        rows = cur.fetchall()
+    return {
+        "facts": sorted(
+            Fact.objects.values_list(
+                "content", "status", "subject", "predicate", "type", "hit_count", "source"
+            )
+        ),
+        "pending": sorted(
+            PendingItem.objects.values_list("candidate__content", "reason", "status")
+        ),
+        "extracted": sorted(ConversationTurn.objects.values_list("content", "extracted")),
+        "keyword rows": sorted(row[:4] for row in rows),
+        "vectors": {row[0]: np.frombuffer(bytes(row[4]), np.float32) for row in rows if row[4]},
+    }
+
+
+def forget_what_the_turns_gave() -> None:
+    """Back to turns only stored: no memories, events, index rows or vectors."""
+    for model in (MemoryEvent, PendingItem, Fact, ExtractionItem, JobRun, SearchDoc):
+        model.objects.all().delete()
+    with connection.cursor() as cur:
+        for table in ("search_fts", "search_vec", "search_vecf"):
+            cur.execute(f"DELETE FROM {table}")
+    ConversationTurn.objects.update(extracted=False)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_batches_index_and_extract_an_import_exactly_as_one_task_per_turn(tmp_path):
+    path = tmp_path / "export.jsonl"
+    write_export(path, conversations_count=3, turns_each=16)
+    job = chat_import.queue(chat_import.prepare(path, "jsonl"))
+    chat_import.run(job.pk, finish_session=lambda pk: None)  # each turn its own tasks
+    one_by_one = what_the_turns_gave()
+    assert one_by_one["facts"] and len(one_by_one["vectors"]) == 48
+
+    forget_what_the_turns_gave()
+    ids = list(
+        ConversationTurn.objects.order_by("session_id", "turn_index").values_list("pk", flat=True)
+    )
+    for start in range(0, len(ids), 20):  # batches that cut conversations in the middle
+        tasks.index_turns(ids[start : start + 20], ids[start : start + 20], [])
+    batched = what_the_turns_gave()
+
+    for key in ("facts", "pending", "extracted", "keyword rows"):
+        assert batched[key] == one_by_one[key], key
+    assert batched["vectors"].keys() == one_by_one["vectors"].keys()
+    for text, vector in batched["vectors"].items():  # one engine call for many or for one
+        assert float(vector @ one_by_one["vectors"][text]) > 0.9999, text
 
 
 def stored_state() -> tuple:

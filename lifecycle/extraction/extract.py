@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
@@ -103,7 +103,9 @@ def _commit(turn, candidates: list[Candidate], job_run: str, boosts=None) -> lis
     owner, boosts = turn.session.owner, boosts or {}
     scopes = write_scopes_of(turn.agent_id)  # an agent limited to some scopes stays within them
     with transaction.atomic():
-        if ConversationTurn.objects.filter(pk=turn.pk, extracted=True).exists():
+        # Raw keyed statements: asked for every turn that proposes something, and compiling
+        # the ORM's three queries cost more than running them.
+        if _sql(_EXTRACTED, [turn.pk]) is not None:
             return []  # another worker finished it meanwhile
         for index, candidate in enumerate(candidates):
             if index in boosts and not Fact.objects.active().filter(pk=boosts[index]).exists():
@@ -124,12 +126,24 @@ def _commit(turn, candidates: list[Candidate], job_run: str, boosts=None) -> lis
             results.append(result)
             if index in boosts and result.outcome == "boosted" and result.fact is not None:
                 _raise_importance(result.fact, job_run)
-        ConversationTurn.objects.filter(pk=turn.pk).update(extracted=True)
-        ExtractionItem.objects.filter(turn=turn, status=QueueStatus.WAITING).update(
-            status=QueueStatus.DONE, next_attempt_at=None
-        )
+        _sql(_MARK_EXTRACTED, [turn.pk])
+        _sql(_ITEM_DONE, [QueueStatus.DONE, turn.pk, QueueStatus.WAITING])
     turn.extracted = True
     return results
+
+
+def _sql(statement: str, params: list):
+    with connection.cursor() as cur:
+        cur.execute(statement, params)
+        return cur.fetchone()
+
+
+_EXTRACTED = f"SELECT 1 FROM {ConversationTurn._meta.db_table} WHERE id = %s AND extracted"
+_MARK_EXTRACTED = f"UPDATE {ConversationTurn._meta.db_table} SET extracted = 1 WHERE id = %s"
+_ITEM_DONE = (
+    f"UPDATE {ExtractionItem._meta.db_table} SET status = %s, next_attempt_at = NULL "
+    "WHERE turn_id = %s AND status = %s"
+)
 
 
 def _raise_importance(fact: Fact, job_run: str) -> None:
