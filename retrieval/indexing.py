@@ -18,6 +18,7 @@ import re
 import threading
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -33,7 +34,7 @@ from django.utils.translation import gettext as _
 from curator.models import Attachment, ConversationTurn, Episode, Fact
 from retrieval import schema, userdict
 from retrieval import text as seg
-from retrieval.embedders import get_embedder
+from retrieval.embedders import LocalEmbedder, get_embedder
 from retrieval.model_names import adopt_unversioned
 from retrieval.models import EmbeddingSpace, Kind, SearchDoc
 from retrieval.reindex import reindex
@@ -537,10 +538,12 @@ def index_items(
     embed: bool = True,
     segmented: dict | None = None,
     vectors: dict | None = None,
+    ahead: Future | None = None,
 ) -> int:
     """(Re)index items: keywords and filters now, vectors for changed text; returns the count.
     `segmented`: text -> (tokens, grams) already made (a bulk reindex's helper process);
-    `vectors`: filled with object id -> the vector written now (what extraction reuses)."""
+    `vectors`: filled with object id -> the vector written now (what extraction reuses);
+    `ahead`: text -> vector being made meanwhile (`_embed_ahead`)."""
     objects = list(objects)
     userdict.ensure_loaded()
     version = seg.version()
@@ -558,15 +561,24 @@ def index_items(
             if state and state.ok and doc.vector_stale:
                 todo.append((doc, document_text(kind, obj)))
         writes.run()
-    if todo and (written := _embed(todo, state)) and vectors is not None:
+    if todo and (written := _embed(todo, state, ahead)) and vectors is not None:
         vectors.update(written)
     return len(objects)
 
 
-def _embed(todo: list, state: VectorState) -> dict:
-    """Embed and write the vectors of `todo`; returns object id -> the vector written."""
+def _embed(todo: list, state: VectorState, ahead: Future | None = None) -> dict:
+    """Embed and write the vectors of `todo`; returns object id -> the vector written.
+    `ahead`: text -> vector made meanwhile; what it lacks (or all, if it failed) is embedded
+    here, so a failure raises here as it would without it."""
     # The model runs outside the transaction so a slow embedder never holds the write lock.
-    vectors = get_embedder().passages([body for _, body in todo])
+    try:
+        ready = ahead.result() if ahead is not None else {}
+    except Exception as exc:  # embedded again below, where a failure counts
+        log.info("embedding ahead failed (%s); embedding in this thread", exc)
+        ready = {}
+    missing = [body for _, body in todo if body not in ready]
+    made = iter(get_embedder().passages(missing) if missing else ())
+    vectors = [ready[body] if body in ready else next(made) for _, body in todo]
     with transaction.atomic():
         space = _record_space(state)
         center = center_of(space)
@@ -656,13 +668,17 @@ def reindex_many(kind: str, object_ids: list[int]) -> dict[int, np.ndarray]:
     """`reindex_one` for a batch (a chat import's turns): the keyword rows in one transaction,
     the vectors in one embedder call; returns object id -> the vector written now (items
     already current are not embedded again and are not in it). Raises EmbeddingError, as
-    `reindex_one` does, after the keyword rows are committed."""
+    `reindex_one` does, after the keyword rows are committed.
+
+    The bundled engine embeds the batch in another thread while this one writes the keyword
+    rows: the engine releases the interpreter lock, the keyword rows hold it, so the two
+    overlap on two cores instead of following each other."""
     objects = list(queryset(kind).filter(pk__in=object_ids).order_by("pk"))
     for gone in set(object_ids) - {obj.pk for obj in objects}:
         remove_item(kind, gone)
     written: dict[int, np.ndarray] = {}
     if objects:
-        index_items(kind, objects, vectors=written)
+        index_items(kind, objects, vectors=written, ahead=_embed_ahead(kind, objects))
     if kind == Kind.TURN:
         # A turn followed by the next index in the batch is that one's context already (its
         # row was written with the batch); only the last of a run can be another's.
@@ -672,6 +688,38 @@ def reindex_many(kind: str, object_ids: list[int]) -> dict[int, np.ndarray]:
                 _refresh_next_turn(turn)
     return written
 
+
+# Threads that run the engine ahead (`_embed_ahead`); idle ones cost nothing. More than one,
+# so that two workers' batches embed on both cores at once.
+_AHEAD = ThreadPoolExecutor(max_workers=2, thread_name_prefix="embed-ahead")
+
+
+def _embed_ahead(kind: str, objects: list) -> Future | None:
+    """The texts of `objects` whose vector is not current, embedded in another thread by the
+    bundled engine (text -> vector), or None. Not an endpoint's embedder: it keeps a cache in
+    the database, which another thread must not use."""
+    embedder = get_embedder()
+    if not isinstance(embedder, LocalEmbedder):
+        return None
+    ids = "[" + ",".join(str(int(obj.pk)) for obj in objects) + "]"
+    with connection.cursor() as cur:
+        cur.execute(_EMBEDDED_HASHES, [kind, ids])
+        embedded = dict(cur.fetchall())
+    texts = {document_text(kind, obj): obj.pk for obj in objects}
+    need = [t for t, pk in texts.items() if embedded.get(pk) != text_hash(t)]
+    if not need or not vector_state().ok:
+        return None
+
+    def run() -> dict:
+        return dict(zip(need, embedder.passages(need), strict=True))
+
+    return _AHEAD.submit(run)
+
+
+_EMBEDDED_HASHES = (
+    f"SELECT object_id, embedded_hash FROM {SearchDoc._meta.db_table} WHERE kind = %s "
+    "AND object_id IN (SELECT value FROM json_each(%s))"
+)
 
 _bulk = threading.local()
 

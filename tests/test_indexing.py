@@ -53,7 +53,9 @@ def test_unchanged_items_are_not_embedded_again(owner, monkeypatch):
     item = fact(owner, "Prefers pytest")
     index_all()
     calls = []
-    monkeypatch.setattr("retrieval.indexing._embed", lambda todo, state: calls.append(todo))
+    monkeypatch.setattr(
+        "retrieval.indexing._embed", lambda todo, state, ahead=None: calls.append(todo)
+    )
     index_items("fact", [item])
     assert calls == []
     item.content = "Prefers pytest over unittest"
