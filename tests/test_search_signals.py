@@ -45,6 +45,14 @@ def test_it_reads_names_times_the_present_and_two_parts():
     assert signals.analyse("What did Caroline paint?", NOW).names == ("Caroline",)
 
 
+def test_me_and_a_companion_is_not_two_things_to_search_apart():
+    # "放假我和好姐妹去哪玩" asks where I go with my friend: searching "放假" on its own and
+    # keeping its best in the top 5 put an unrelated holiday turn there.
+    assert signals.analyse("放假我和好姐妹打算去哪玩？", NOW).parts == ()
+    assert signals.analyse("我跟老公上次去哪吃的饭", NOW).parts == ()
+    assert signals.analyse("我的表姐和我上司谁年纪大", NOW).parts == ("表姐", "上司")
+
+
 # Memory keys and the turn before --------------------------------------------------------
 
 
@@ -82,6 +90,32 @@ def test_an_answer_is_found_by_meaning_through_the_question_before_it(owner):
     )
     found = {(i.kind, i.id): i for i in result.items}
     assert found[("turn", answer.id)].signals["previous"]["kind"] == "turn"
+
+
+def test_a_reply_to_a_statement_does_not_take_the_statements_meaning(owner):
+    """The assistant's "好的，我记下了。" after what the person said is not evidence of it: it
+    must not take a place from the person's other turn about the same friend."""
+    s = session(owner)
+    said = turn(s, "我朋友小林在广告公司画图，这周又加班到半夜", when=at(2026, 3, 1))
+    reply = turn(s, "好的，我记下了。", when=at(2026, 3, 1), role="assistant")
+    other = session(owner, "s2")
+    again = turn(other, "小林周末约我去看设计展", when=at(2026, 3, 8))
+    turn(other, "听起来不错！", when=at(2026, 3, 8), role="assistant")
+    for n, text in enumerate(("今天地铁好挤", "晚上吃什么好呢", "外面下雨了", "刚下班到家")):
+        turn(session(owner, f"noise{n}"), text, when=at(2026, 4, n + 1))
+    result = search("我那个做设计的朋友叫什么", owner=owner, limit=3, now=NOW, record=False)
+    top = keys(result)
+    assert ("turn", said.id) in top and ("turn", again.id) in top
+    assert ("turn", reply.id) not in top
+    assert all("previous" not in i.signals for i in result.items)
+
+
+def test_it_tells_a_turn_that_asks_from_one_that_states():
+    assert signals.asks("What's the dish you love to cook most?")
+    assert signals.asks("你去过杭州吗")
+    assert signals.asks("你最近怎么样呢？")
+    assert not signals.asks("我去过杭州。")
+    assert not signals.asks("好的，我记下了。")
 
 
 # Time -----------------------------------------------------------------------------------
