@@ -594,7 +594,7 @@ PART_COVER = 5
 PREVIOUS_ASKS_ONLY = True
 # A part's best evidence is kept within the top 5 only when it scores at least this share of
 # the best: a part matched by a stray word ranked 30th no longer pushes out a relevant item
-# (chosen on the tuning splits, docs/retrieval.md#measured-retrieval-quality).
+# (chosen on the tuning splits, docs/retrieval.md#round-two-third-pass-fusion).
 PART_FLOOR = 0.5
 
 
@@ -691,21 +691,20 @@ def _linked_turns(live: dict, merged: dict, links: scoring.Links, f: Filters) ->
     by_vector = [key[1] for key in live if key[0] == Kind.TURN and "vector" in merged.get(key, {})]
     try:
         links.previous = _next_turns(by_vector)
-        if PREVIOUS_ASKS_ONLY:
-            links.previous = _answers_only(links.previous, live)
         missing = [key for key in (*links.memory, *links.previous) if key not in live]
         rows = load_rows(missing) if missing else {}
     except DatabaseError:
         return {}
-    return {key: obj for key, obj in rows.items() if gate(key[0], obj, f) is None}
+    if PREVIOUS_ASKS_ONLY:
+        links.previous = _answers_only(links.previous, live, rows)
+    linked = links.memory.keys() | links.previous.keys()
+    return {key: obj for key, obj in rows.items() if key in linked and gate(key[0], obj, f) is None}
 
 
-def _answers_only(previous: dict[tuple, tuple], live: dict) -> dict[tuple, tuple]:
+def _answers_only(previous: dict[tuple, tuple], live: dict, rows: dict) -> dict[tuple, tuple]:
     """The pairs where the later turn answers: the assistant's reply to a turn that asks
-    nothing ("好的，我记下了。" after "我朋友小林在广告公司画图") restates or acknowledges it and
-    is left out. Its role is read from the next turn's row, the question from the vector hit."""
-    replies = [key for key in previous if key not in live]
-    rows = load_rows(replies) if replies else {}
+    nothing ("好的，我记下了。" after "我朋友小林在广告公司画图") acknowledges it and is left
+    out. `rows`: the later turns that are not candidates themselves."""
     kept = {}
     for after, before in previous.items():
         row = live.get(after) or rows.get(after)

@@ -238,6 +238,22 @@ def test_each_channels_best_hit_stays_in_the_top_five():
     assert _channel_bests_kept(kept, 5) == kept  # nothing to move: the order stays
 
 
+def test_a_parts_weak_match_does_not_push_a_relevant_item_out_of_the_top_five():
+    from retrieval.scoring import Scored
+    from retrieval.search import _cover_parts
+
+    def scored(n, score):
+        return Scored("turn", n, score, n, "both", {"keyword": n, "vector": n})
+
+    ranked = [scored(n, 1 - n / 20) for n in range(1, 9)] + [scored(9, 0.2), scored(10, 0.6)]
+    # "Tim and John": "tim" is found only in item 9 (a fifth of the best score), "john" in
+    # item 10 (more than half of it): only John's evidence moves up.
+    kept = _cover_parts(ranked, {"tim": [("turn", 9)], "john": [("turn", 10)]}, 5)
+    assert [s.object_id for s in kept[:5]] == [1, 2, 3, 4, 10]
+    assert kept[-1].object_id == 9 and kept[-1].signals["part"] == {"text": "tim"}
+    assert [s.rank for s in kept] == list(range(1, 11))
+
+
 def test_a_question_in_chinese_is_told_apart_from_one_in_english():
     assert signals.is_chinese("奶奶给过我什么首饰？")
     assert signals.is_chinese("Lisa: 我在动物园看到了金丝猴")
