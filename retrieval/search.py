@@ -596,6 +596,10 @@ PREVIOUS_ASKS_ONLY = True
 # the best: a part matched by a stray word ranked 30th no longer pushes out a relevant item
 # (chosen on the tuning splits, docs/retrieval.md#round-two-third-pass-fusion).
 PART_FLOOR = 0.5
+# "上次登山之后": the item found for the anchor must contain one of its words, not only one of
+# its characters (a turn about 一座山 is no 登山), or no range is searched: the range after a
+# wrong anchor leaves out the event asked about.
+ANCHOR_NEEDS_WORD = True
 
 
 def _search_range_first(
@@ -650,6 +654,8 @@ def _anchor_range(asked: signals.QuerySignals, f: Filters) -> signals.TimeRange 
     if not rows:
         return None
     (kind, _pk), obj = next(iter(rows.items()))
+    if ANCHOR_NEEDS_WORD and not seg.shared_tokens(asked.anchor, display_text(kind, obj)[1]):
+        return None
     when, text = item_time(kind, obj), f"{asked.anchor_side} {asked.anchor}"
     if asked.anchor_side == "before":
         return signals.TimeRange(signals.timeparse.FIRST_USABLE, when, text)

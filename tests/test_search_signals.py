@@ -156,6 +156,17 @@ def test_before_an_event_searches_the_time_before_it(owner):
     assert result.signals["searched_first"]["text"] == "before moved"
 
 
+def test_an_event_the_memory_never_names_bounds_no_time(owner):
+    # Nothing says 登山 (only 爬山): the turn matching one character of it is no anchor,
+    # and the range after it would leave out the turn the question is about.
+    hike = turn(session(owner), "周六去青城山爬山，下山的时候膝盖疼得不行", when=at(2025, 4))
+    turn(session(owner, "s2"), "朵朵今天在幼儿园画了一座山", when=at(2025, 9))
+    turn(session(owner, "s3"), "膝盖好多了，可以跑步了", when=at(2025, 10))
+    result = search("我上次登山之后哪儿疼", owner=owner, now=NOW, record=False)
+    assert result.signals["searched_first"] is None
+    assert ("turn", hike.id) in keys(result)[:2]
+
+
 def test_a_question_about_now_prefers_the_newest_of_a_supersede_chain(owner):
     old = fact(owner, "用户住在上海，住在浦东的老房子里", subject="用户", predicate="住在")
     new = fact(owner, "用户住在北京", subject="用户", predicate="住在", supersedes=old)
