@@ -1,4 +1,4 @@
-"""Retrieval quality on public data: `python bench/recall.py [--sets locomo,zh,en,zhdaily]`.
+"""Retrieval quality on public data: `python bench/recall.py [--sets locomo,zh,en,zhdaily,zhhard]`.
 
 Loads ../shared/data (read in place, never copied) into a throwaway database through the
 product's own models and indexer, then asks every question through the same `search()`
@@ -14,6 +14,9 @@ the API and the debugger call, and prints recall@1/5/10 and MRR per retriever:
 - zhdaily: a small Chinese daily-life check (bench/data/zh_daily.json), a check and not a
   target: MADial zh's memories told in the first person as chat turns with small talk as
   noise, and hand-written questions about people, events, items and places.
+- zhhard: a harder Chinese daily-life check (bench/data/zh_daily_hard.json), a check and not
+  a target: two invented people's chats (about 130 turns each, small talk included) and
+  questions that paraphrase the turn they are about.
 
 Retrievers: keyword only (BM25, weight 1), vector only (cosine, weight 1), the default
 preset `curator` (hybrid), `plain` (the default without the query's signals: memory keys,
@@ -300,6 +303,56 @@ def load_zh_daily() -> list[dict]:
     return questions
 
 
+def load_zh_hard() -> list[dict]:
+    """A harder Chinese daily-life check (bench/data/zh_daily_hard.json; a check, not a target:
+    no weight, rule or threshold is chosen on it). Two invented people chat with an assistant,
+    one session a day (their line and the assistant's reply), facts and small talk shuffled
+    with a fixed seed, about 130 turns each; the questions paraphrase the gold turn (few
+    shared words: synonyms, colloquial words, relations instead of names)."""
+    import random
+
+    from curator.models import ConversationTurn, Owner, Session
+
+    spec = json.loads((Path(__file__).parent / "data" / "zh_daily_hard.json").read_text())
+    rng = random.Random(31)
+    questions, turn_of = [], {}
+    for number, person in enumerate(spec["people"]):
+        owner = Owner.objects.create(key=f"zhhard-{number}")
+        entries = list(person["entries"])
+        rng.shuffle(entries)
+        when = datetime.strptime(person["start"], "%Y-%m-%d").replace(tzinfo=UTC, hour=21)
+        for n, (gid, said, reply) in enumerate(entries):
+            when += timedelta(days=rng.choice((1, 1, 2, 3)))
+            session = Session.objects.create(
+                owner=owner, external_id=f"zhhard-{number}-{n}", started_at=when
+            )
+            turn = ConversationTurn.objects.create(
+                session=session, turn_index=0, role="user", content=said, timestamp=when
+            )
+            ConversationTurn.objects.create(
+                session=session,
+                turn_index=1,
+                role="assistant",
+                content=reply or rng.choice(spec["replies"]),
+                timestamp=when + timedelta(minutes=1),
+            )
+            if gid:
+                turn_of[gid] = turn.pk
+        questions += [
+            {
+                "owner": owner.pk,
+                "query": q["q"],
+                "gold": {("turn", turn_of[g]) for g in q["gold"]},
+                "now": when + timedelta(days=1),
+                "group": "all",
+                "split": "check",
+            }
+            for q in spec["questions"]
+            if q["person"] == number
+        ]
+    return questions
+
+
 def index_everything() -> None:
     from retrieval.reindex import reindex
 
@@ -379,6 +432,8 @@ def run_set(args) -> dict:
                 q["kinds"] = ["turn"]
     elif args.single == "zhdaily":
         questions = load_zh_daily()
+    elif args.single == "zhhard":
+        questions = load_zh_hard()
     else:
         questions = load_madial(args.single)
     index_everything()
@@ -442,7 +497,7 @@ def summary_row(set_name: str, results: dict, split: str) -> list:
     key = "all" + split
     default = results["curator"][key]
     best = max(results["keyword"][key]["R@5"], results["vector"][key]["R@5"])
-    target = TARGET_R5.get(set_name, 0.0)  # zhdaily: a check, no target
+    target = TARGET_R5.get(set_name, 0.0)  # zhdaily, zhhard: checks, no target
     met = default["R@5"] >= best and default["R@5"] >= target
     if set_name == "locomo":
         for g, target in TARGET_CATEGORY_R5.items():
@@ -464,7 +519,9 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
     parser.add_argument(
-        "--sets", default="locomo,zh,en,zhdaily", help="comma list of locomo, zh, en, zhdaily"
+        "--sets",
+        default="locomo,zh,en,zhdaily,zhhard",
+        help="comma list of locomo, zh, en, zhdaily, zhhard",
     )
     parser.add_argument("--retrievers", default=",".join(RETRIEVERS))
     parser.add_argument("--limit-conversations", type=int, default=None, help="LoCoMo subset")

@@ -587,6 +587,19 @@ LATEST_SHARE = 0.2
 TIME_FLOOR = 0.3
 PART_K = 10
 PART_COVER = 5
+# The assistant's reply inherits the meaning of the turn before it only when that turn asks
+# something: "Did you go in March?" -> "Yes, with my sister" is found by its question, but
+# "好的，我记下了。" after a person's statement is not evidence of it and took places from the
+# person's other relevant turns (docs/retrieval.md#the-questions-signals).
+PREVIOUS_ASKS_ONLY = True
+# A part's best evidence is kept within the top 5 only when it scores at least this share of
+# the best: a part matched by a stray word ranked 30th no longer pushes out a relevant item
+# (chosen on the tuning splits, docs/retrieval.md#round-two-third-pass-fusion).
+PART_FLOOR = 0.5
+# "上次登山之后": the item found for the anchor must contain one of its words, not only one of
+# its characters (a turn about 一座山 is no 登山), or no range is searched: the range after a
+# wrong anchor leaves out the event asked about.
+ANCHOR_NEEDS_WORD = True
 
 
 def _search_range_first(
@@ -641,6 +654,8 @@ def _anchor_range(asked: signals.QuerySignals, f: Filters) -> signals.TimeRange 
     if not rows:
         return None
     (kind, _pk), obj = next(iter(rows.items()))
+    if ANCHOR_NEEDS_WORD and not seg.shared_tokens(asked.anchor, display_text(kind, obj)[1]):
+        return None
     when, text = item_time(kind, obj), f"{asked.anchor_side} {asked.anchor}"
     if asked.anchor_side == "before":
         return signals.TimeRange(signals.timeparse.FIRST_USABLE, when, text)
@@ -686,7 +701,23 @@ def _linked_turns(live: dict, merged: dict, links: scoring.Links, f: Filters) ->
         rows = load_rows(missing) if missing else {}
     except DatabaseError:
         return {}
-    return {key: obj for key, obj in rows.items() if gate(key[0], obj, f) is None}
+    if PREVIOUS_ASKS_ONLY:
+        links.previous = _answers_only(links.previous, live, rows)
+    linked = links.memory.keys() | links.previous.keys()
+    return {key: obj for key, obj in rows.items() if key in linked and gate(key[0], obj, f) is None}
+
+
+def _answers_only(previous: dict[tuple, tuple], live: dict, rows: dict) -> dict[tuple, tuple]:
+    """The pairs where the later turn answers: the assistant's reply to a turn that asks
+    nothing ("好的，我记下了。" after "我朋友小林在广告公司画图") acknowledges it and is left
+    out. `rows`: the later turns that are not candidates themselves."""
+    kept = {}
+    for after, before in previous.items():
+        row = live.get(after) or rows.get(after)
+        reply = row is not None and row.role == Role.ASSISTANT
+        if not reply or signals.asks(live[before].content):
+            kept[after] = before
+    return kept
 
 
 def _next_turns(turn_ids: list[int]) -> dict[tuple, tuple]:
@@ -788,6 +819,7 @@ def _cover_parts(ranked: list, parts: dict[str, list], cover: int) -> list:
     if not parts:
         return ranked
     position = {s.key: n for n, s in enumerate(ranked)}
+    floor = PART_FLOOR * (ranked[0].score if ranked else 0.0)
     promote = []
     for part, keys in parts.items():
         best = min((position[k] for k in keys if k in position), default=None)
@@ -795,7 +827,7 @@ def _cover_parts(ranked: list, parts: dict[str, list], cover: int) -> list:
             continue
         marked = ranked[best].signals.get("part", {}).get("text")
         ranked[best].signals["part"] = {"text": f"{marked} / {part}" if marked else part}
-        if best >= cover and ranked[best] not in promote:
+        if best >= cover and ranked[best] not in promote and ranked[best].score >= floor:
             promote.append(ranked[best])
     if not promote:
         return ranked

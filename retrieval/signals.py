@@ -48,6 +48,9 @@ _ANCHOR_ZH = re.compile(r"(?:我们|我)?([\u4e00-\u9fff]{2,6}?)(之前|以前|�
 _CONJ_EN = re.compile(r"\s+(?:and|or|vs\.?|versus)\s+", re.IGNORECASE)
 _CONJ_ZH = re.compile(r"和|与|跟|还是|以及")
 PARTS_MAX_WORDS = 20  # a longer line is not a question naming two things
+# "放假我和好姐妹去哪玩": a pronoun before 和 / and is the person and a companion, not two
+# things; the word next to the conjunction on its left must be a content word.
+PARTS_LEFT_ADJACENT = True
 QUESTION_WORDS = frozenset(
     "谁 什么 哪 哪里 哪儿 哪个 多少 几 是否 怎样 如何 吗 呢 "
     "who what which when where why how whether".split()
@@ -108,6 +111,15 @@ _SPEAKER = re.compile(r"^\s*<?([^:：<>\n]{1,30}?)>?\s*[:：]")
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 CHINESE_MIN_SHARE = 0.3  # of the question's characters (spaces left out) that are CJK
+
+
+_ASKS = re.compile(r"[?？]|[吗呢么嘛][。！!~～…\s]*$")
+
+
+def asks(text: str) -> bool:
+    """Whether a turn asks something: a question mark, or a Chinese question particle
+    ending it ("你去过杭州吗")."""
+    return bool(_ASKS.search(text or ""))
 
 
 def is_chinese(text: str) -> bool:
@@ -189,7 +201,7 @@ def split_parts(query: str) -> list[str]:
     m = conj.search(query)
     if not m:
         return []
-    left = _thing(list(reversed(_words(query[: m.start()]))))
+    left = _thing(list(reversed(_words(query[: m.start()]))), skip=not PARTS_LEFT_ADJACENT)
     right = _thing(_words(query[m.end() :]))
     if not left or not right:
         return []
@@ -204,15 +216,16 @@ def _content(word: str) -> bool:
     return word.lower() not in seg.STOPWORDS and word.lower() not in QUESTION_WORDS
 
 
-def _thing(words: list[str]) -> list[str]:
-    """Up to two content words next to the conjunction (leading stopwords skipped)."""
+def _thing(words: list[str], skip: bool = True) -> list[str]:
+    """Up to two content words next to the conjunction (leading stopwords skipped unless
+    `skip` is false: then a stopword next to it means there is no thing there)."""
     out = []
     for word in words:
         if _content(word):
             out.append(word)
             if len(out) == 2:
                 break
-        elif out:
+        elif out or not skip:
             break
     return out
 

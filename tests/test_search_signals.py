@@ -45,6 +45,14 @@ def test_it_reads_names_times_the_present_and_two_parts():
     assert signals.analyse("What did Caroline paint?", NOW).names == ("Caroline",)
 
 
+def test_me_and_a_companion_is_not_two_things_to_search_apart():
+    # "放假我和好姐妹去哪玩" asks where I go with my friend: searching "放假" on its own and
+    # keeping its best in the top 5 put an unrelated holiday turn there.
+    assert signals.analyse("放假我和好姐妹打算去哪玩？", NOW).parts == ()
+    assert signals.analyse("我跟老公上次去哪吃的饭", NOW).parts == ()
+    assert signals.analyse("我的表姐和我上司谁年纪大", NOW).parts == ("表姐", "上司")
+
+
 # Memory keys and the turn before --------------------------------------------------------
 
 
@@ -84,6 +92,32 @@ def test_an_answer_is_found_by_meaning_through_the_question_before_it(owner):
     assert found[("turn", answer.id)].signals["previous"]["kind"] == "turn"
 
 
+def test_a_reply_to_a_statement_does_not_take_the_statements_meaning(owner):
+    """The assistant's "好的，我记下了。" after what the person said is not evidence of it: it
+    must not take a place from the person's other turn about the same friend."""
+    s = session(owner)
+    said = turn(s, "我朋友小林在广告公司画图，这周又加班到半夜", when=at(2026, 3, 1))
+    reply = turn(s, "好的，我记下了。", when=at(2026, 3, 1), role="assistant")
+    other = session(owner, "s2")
+    again = turn(other, "小林周末约我去看设计展", when=at(2026, 3, 8))
+    turn(other, "听起来不错！", when=at(2026, 3, 8), role="assistant")
+    for n, text in enumerate(("今天地铁好挤", "晚上吃什么好呢", "外面下雨了", "刚下班到家")):
+        turn(session(owner, f"noise{n}"), text, when=at(2026, 4, n + 1))
+    result = search("我那个做设计的朋友叫什么", owner=owner, limit=3, now=NOW, record=False)
+    top = keys(result)
+    assert ("turn", said.id) in top and ("turn", again.id) in top
+    assert ("turn", reply.id) not in top
+    assert all("previous" not in i.signals for i in result.items)
+
+
+def test_it_tells_a_turn_that_asks_from_one_that_states():
+    assert signals.asks("What's the dish you love to cook most?")
+    assert signals.asks("你去过杭州吗")
+    assert signals.asks("你最近怎么样呢？")
+    assert not signals.asks("我去过杭州。")
+    assert not signals.asks("好的，我记下了。")
+
+
 # Time -----------------------------------------------------------------------------------
 
 
@@ -120,6 +154,17 @@ def test_before_an_event_searches_the_time_before_it(owner):
     result = search("where did I live before I moved", owner=owner, now=NOW, record=False)
     assert keys(result)[0] == ("turn", leeds.id)
     assert result.signals["searched_first"]["text"] == "before moved"
+
+
+def test_an_event_the_memory_never_names_bounds_no_time(owner):
+    # Nothing says 登山 (only 爬山): the turn matching one character of it is no anchor,
+    # and the range after it would leave out the turn the question is about.
+    hike = turn(session(owner), "周六去青城山爬山，下山的时候膝盖疼得不行", when=at(2025, 4))
+    turn(session(owner, "s2"), "朵朵今天在幼儿园画了一座山", when=at(2025, 9))
+    turn(session(owner, "s3"), "膝盖好多了，可以跑步了", when=at(2025, 10))
+    result = search("我上次登山之后哪儿疼", owner=owner, now=NOW, record=False)
+    assert result.signals["searched_first"] is None
+    assert ("turn", hike.id) in keys(result)[:2]
 
 
 def test_a_question_about_now_prefers_the_newest_of_a_supersede_chain(owner):
@@ -202,6 +247,22 @@ def test_each_channels_best_hit_stays_in_the_top_five():
     assert [s.object_id for s in kept[:5]] == [1, 2, 3, 7, 9]
     assert [s.rank for s in kept] == list(range(1, 10))
     assert _channel_bests_kept(kept, 5) == kept  # nothing to move: the order stays
+
+
+def test_a_parts_weak_match_does_not_push_a_relevant_item_out_of_the_top_five():
+    from retrieval.scoring import Scored
+    from retrieval.search import _cover_parts
+
+    def scored(n, score):
+        return Scored("turn", n, score, n, "both", {"keyword": n, "vector": n})
+
+    ranked = [scored(n, 1 - n / 20) for n in range(1, 9)] + [scored(9, 0.2), scored(10, 0.6)]
+    # "Tim and John": "tim" is found only in item 9 (a fifth of the best score), "john" in
+    # item 10 (more than half of it): only John's evidence moves up.
+    kept = _cover_parts(ranked, {"tim": [("turn", 9)], "john": [("turn", 10)]}, 5)
+    assert [s.object_id for s in kept[:5]] == [1, 2, 3, 4, 10]
+    assert kept[-1].object_id == 9 and kept[-1].signals["part"] == {"text": "tim"}
+    assert [s.rank for s in kept] == list(range(1, 11))
 
 
 def test_a_question_in_chinese_is_told_apart_from_one_in_english():
