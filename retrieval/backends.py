@@ -11,6 +11,7 @@ per owner; above, it scans the sign bits of each vector (centred on the mean vec
 smaller scan), takes an oversampled candidate set and rescores it with the float vectors.
 """
 
+import functools
 import logging
 import threading
 import time
@@ -83,8 +84,11 @@ class Filters:
         return not self.scoped or Kind.FACT in self.kinds
 
 
+@functools.lru_cache(maxsize=64)
 def _db_time(value: datetime) -> str:
     # Raw SQL compares Django's stored text form (naive UTC); aware values would not match.
+    # Remembered: a search asks for its `now` 2-4 times, and Django's conversion (settings
+    # and time zone checks) cost more than the statement's other parameters together.
     return connection.ops.adapt_datetimefield_value(value)
 
 
