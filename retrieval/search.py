@@ -464,6 +464,9 @@ class _Channels:
     # The keyword candidates' stored vectors, read while the query was being embedded
     # (None: not read then; _missing_similarities reads what it needs).
     vectors: dict | None = None
+    # Each part of the question's keyword hits (_part_keys), found while the query was being
+    # embedded (None: not searched then).
+    parts: dict[str, list] | None = None
     failures: list[tuple[str, str]] = field(default_factory=list)  # (stage, message)
     unavailable: list[tuple[str, str]] = field(default_factory=list)  # known states, no event
 
@@ -473,11 +476,18 @@ _EMBEDDING_POOL = ThreadPoolExecutor(max_workers=os.cpu_count() or 2, thread_nam
 
 
 def _run_channels(
-    query: str, f: Filters, mode: str, k: int, timings: dict, meaning: str | None = None
+    query: str,
+    f: Filters,
+    mode: str,
+    k: int,
+    timings: dict,
+    meaning: str | None = None,
+    parts: tuple[str, ...] = (),
 ) -> _Channels:
     """The query embedding and then KNN run in a worker thread while FTS runs here. The
     engine releases the GIL and runs on one OpenMP thread (settings), and SQLite releases it
-    too, so the two use both cores: the slower of the two is the wait, not their sum."""
+    too, so the two use both cores: the slower of the two is the wait, not their sum. The
+    question's `parts` are searched (keywords) in that wait too, when there is one."""
     out = _Channels()
     want_vec, want_kw = mode in ("hybrid", "semantic"), mode in ("hybrid", "keyword")
     meaning = meaning or query  # what the vector channel embeds (signals.person_lines)
@@ -497,6 +507,10 @@ def _run_channels(
             if not vector.done():
                 out.vectors = _stored_vectors([hit.doc_id for hit in out.keyword])
             timings["load"] = (time.perf_counter() - started) * 1000
+        if parts and not vector.done():  # else after KNN, as _part_hits would
+            started = time.perf_counter()
+            out.parts = _part_keys(parts, f)
+            timings["parts"] = (time.perf_counter() - started) * 1000
         _finish_vector(vector, out, f, k, timings)
     return out
 
@@ -674,19 +688,28 @@ def _anchor_range(asked: signals.QuerySignals, f: Filters) -> signals.TimeRange 
     return signals.TimeRange(when, max(when, f.now) + timedelta(seconds=1), text)
 
 
-def _part_hits(asked: signals.QuerySignals, f: Filters, merged: dict) -> dict[str, list]:
+def _part_hits(
+    asked: signals.QuerySignals, f: Filters, merged: dict, found: dict | None = None
+) -> dict[str, list]:
     """Each part of a question naming two things, searched on its own (keywords): its hits
-    join the candidates, and _cover_parts keeps each part's best near the top."""
+    join the candidates, and _cover_parts keeps each part's best near the top. `found`: those
+    searches made already (while the query was embedded)."""
+    found = _part_keys(asked.parts, f) if found is None else found
+    for keys in found.values():
+        for key in keys:
+            merged.setdefault(key, {})
+    return found
+
+
+def _part_keys(parts: tuple[str, ...], f: Filters) -> dict[str, list]:
     found = {}
-    for part in asked.parts:
+    for part in parts:
         try:
             with _savepoint():
                 hits = backends.keyword_hits(part, f.owner_id, PART_K, f)
         except DatabaseError:
             continue
         found[part] = [(hit.kind, hit.object_id) for hit in hits]
-        for key in found[part]:
-            merged.setdefault(key, {})
     return found
 
 
@@ -924,7 +947,8 @@ def _search(r: SearchRequest) -> SearchResult:
     if use_signals and Kind.TURN in f.kinds and Kind.FACT not in f.kinds:
         search_f = replace(f, kinds=(*f.kinds, Kind.FACT.value))
     timings["signals"] = (time.perf_counter() - t0) * 1000
-    channels = _run_channels(query, search_f, mode, k, timings, asked.person)
+    searched_parts = asked.parts if use_signals else ()
+    channels = _run_channels(query, search_f, mode, k, timings, asked.person, searched_parts)
     reasons = [f"{stage}: {msg}" for stage, msg in channels.unavailable]
     for stage, message in channels.failures:
         record_failure(owner, stage, message, query, actor)
@@ -934,7 +958,7 @@ def _search(r: SearchRequest) -> SearchResult:
     t0 = time.perf_counter()
     merged = _merge(channels)
     sims = _missing_similarities(channels, merged)
-    parts = _part_hits(asked, search_f, merged) if use_signals else {}
+    parts = _part_hits(asked, search_f, merged, channels.parts) if use_signals else {}
     objects = channels.rows | load_rows(key for key in merged if key not in channels.rows)
     live = {key: obj for key, obj in objects.items() if gate(key[0], obj, search_f) is None}
     links = scoring.Links()
