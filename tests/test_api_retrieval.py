@@ -189,3 +189,35 @@ def test_search_still_takes_real_booleans_and_iso_times(api):
         },
     )
     assert response.status_code == 200, response.content
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"query": "乌龙茶"},
+        {"query": "乌龙茶 杭州", "explain": True},
+        {"query": "乌龙茶", "as_of": "2999-01-01T08:00:00+08:00", "explain": True},
+    ],
+)
+def test_a_search_answers_exactly_what_its_schema_makes_of_the_result(memory, monkeypatch, body):
+    """The response is built as a SearchOut without validating the result again: the same
+    JSON, field for field, as validating the search's own dict gives."""
+    import json
+
+    from memsite.api import ExactEncoder
+    from memsite.api import retrieval as api_retrieval
+
+    found = []
+    real = api_retrieval.searching.search
+
+    def keep(request):
+        found.append(real(request))
+        return found[-1]
+
+    monkeypatch.setattr(api_retrieval.searching, "search", keep)
+    response = memory.post("/search", body)
+    assert response.status_code == 200
+    validated = api_retrieval.SearchOut.model_validate(found[0].to_dict(body.get("explain", False)))
+    expected = json.loads(json.dumps(validated.model_dump(), cls=ExactEncoder))
+    assert response.json() == expected and expected["results"]
+    assert all(hit["time"] for hit in expected["results"])

@@ -396,3 +396,18 @@ def test_the_results_breakdowns_are_the_full_scoring_of_their_candidates(owner):
             assert item.breakdown == expected.to_dict()["breakdown"]
             if not item.signals:
                 assert item.score == pytest.approx(expected.score, abs=1e-12)
+
+
+def test_a_result_explains_itself_the_same_whenever_it_is_read(owner):
+    """The breakdown and the matched words are built when first read (the API asks for them
+    only with explain): a plain answer leaves them out, an explained one has them in full."""
+    hiking = fact(owner, "用户住在杭州，周末喜欢爬山")
+    fact(owner, "用户喜欢喝乌龙茶")
+    result = search("杭州 爬山", owner=owner, record=False)
+    plain = result.to_dict(explain=False)["results"][0]
+    assert plain["id"] == hiking.id and "breakdown" not in plain and "matched" not in plain
+    explained = result.to_dict(explain=True)["results"][0]
+    top = result.items[0]
+    assert {"杭州", "爬山"} <= set(explained["matched"]) and explained["matched"] == top.matched
+    assert explained["breakdown"] == result.ranked[0].breakdown_dict() == top.breakdown
+    assert explained["breakdown"]["keyword"]["raw"] > 0

@@ -204,6 +204,59 @@ def test_a_question_naming_two_things_finds_evidence_for_each(owner):
     )
 
 
+@pytest.mark.parametrize("embedding", ["slow", "fast"])
+def test_the_parts_are_searched_while_the_query_is_embedded_with_the_same_answer(
+    owner, monkeypatch, embedding
+):
+    """Each part's keyword search runs in the wait for the query's embedding when there is
+    one (else after KNN): the evidence for each part, and the ranking, are the same."""
+    import time
+
+    from retrieval import search as searching
+
+    cousin = fact(owner, "我表姐今年三十五岁")
+    boss = fact(owner, "我上司今年四十二岁")
+    for text in ("我上司喜欢喝咖啡", "我上司下周出差去上海", "我上司开一辆宝马", "我上司姓王",
+                 "我上司的女儿在读大学", "我上司年纪大了，记性不好"):  # fmt: skip
+        fact(owner, text)
+    question = "我表姐和我上司谁年纪大"
+    before = search(question, owner=owner, now=NOW, limit=5, record=False)
+    searched_in_wait = []
+    real_embed, real_parts = searching._embed_and_knn, searching._part_keys
+
+    real_rows = searching.load_rows
+
+    def embed(*args):
+        time.sleep(0.3 if embedding == "slow" else 0)
+        return real_embed(*args)
+
+    def rows(found):  # the keyword candidates' rows, read in the wait before the parts
+        time.sleep(0.3 if embedding == "fast" else 0)  # the embedding is done by then
+        return real_rows(found)
+
+    def parts(found, f):
+        searched_in_wait.append(not searching_done[0])
+        return real_parts(found, f)
+
+    searching_done = [False]
+    real_finish = searching._finish_vector
+
+    def finish(*args):
+        searching_done[0] = True
+        return real_finish(*args)
+
+    monkeypatch.setattr(searching, "_embed_and_knn", embed)
+    monkeypatch.setattr(searching, "_part_keys", parts)
+    monkeypatch.setattr(searching, "_finish_vector", finish)
+    monkeypatch.setattr(searching, "load_rows", rows)
+    result = search(question, owner=owner, now=NOW, limit=5, record=False)
+    assert searched_in_wait == [embedding == "slow"]
+    assert keys(result) == keys(before) and {("fact", cousin.id), ("fact", boss.id)} <= set(
+        keys(result)
+    )
+    assert [i.signals for i in result.items] == [i.signals for i in before.items]
+
+
 def test_the_api_explains_the_signals_of_the_question_and_of_each_result(owner, api):
     s = session(owner)
     summer = turn(s, "我们去海边玩了，在青岛住了三天", when=at(2025, 7, 20))

@@ -244,7 +244,17 @@ _kernels: dict[Path, Kernels | None] = {}
 
 def kernels(library: Path | None = None) -> Kernels | None:
     """The built library's model-free functions; None when it is not built (or predates them)."""
-    return _once(_kernels, library or default_path(), _open_kernels)
+    if library is None:  # every search asks: building and hashing the Path took 20-90 us
+        override = os.environ.get("MEMSITE_ENGINE_LIBRARY")
+        if (known := _default_kernels.get(override, _UNKNOWN)) is not _UNKNOWN:
+            return known
+        found = _default_kernels[override] = _once(_kernels, default_path(), _open_kernels)
+        return found
+    return _once(_kernels, library, _open_kernels)
+
+
+_UNKNOWN = object()
+_default_kernels: dict[str | None, Kernels | None] = {}  # by MEMSITE_ENGINE_LIBRARY
 
 
 def _open_kernels(library: Path) -> Kernels | None:
