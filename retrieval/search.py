@@ -47,7 +47,7 @@ from curator.models import (
     Owner,
     Role,
 )
-from retrieval import backends, keywords, matrix, scoring, signals, userdict
+from retrieval import backends, decompose, keywords, matrix, scoring, signals, userdict
 from retrieval import text as seg
 from retrieval.backends import ALL_KINDS, EVENT_KINDS, Filters, Hit
 from retrieval.embedders import EmbeddingError, LocalEmbedder, get_embedder, query_cache
@@ -586,7 +586,11 @@ LATEST_SHARE = 0.2
 # this share of the best candidate (below it, nothing in the range is about the question).
 TIME_FLOOR = 0.3
 PART_K = 10
-PART_COVER = 5
+# A turn said by a person the question names ("Joanna: I made a cake" for "What has Joanna
+# made?") is that person's own statement: it scores up to this share more. A turn by another
+# speaker that only addresses the person ("Wow Joanna, ...") is not boosted (LoCoMo tuning
+# split: R@5 .626 -> .630, multi-hop .300 -> .311); a turn without a speaker keeps NAME_SHARE.
+SPEAKER_SHARE = 0.2
 
 
 def _search_range_first(
@@ -649,7 +653,7 @@ def _anchor_range(asked: signals.QuerySignals, f: Filters) -> signals.TimeRange 
 
 def _part_hits(asked: signals.QuerySignals, f: Filters, merged: dict) -> dict[str, list]:
     """Each part of a question naming two things, searched on its own (keywords): its hits
-    join the candidates, and _cover_parts keeps each part's best near the top."""
+    join the candidates, and _interleave_parts gives each part places in the top k."""
     found = {}
     for part in asked.parts:
         try:
@@ -713,7 +717,9 @@ def _boosts(asked, searched, live: dict, candidates) -> dict[tuple, list]:
         title, content = display_text(kind, obj)
         text = content if kind == Kind.TURN else f"{title}\n{content}"
         if names := signals.names_in(text, asked.names):
-            boosts[(kind, pk)] = [("name", NAME_SHARE, {"names": names})]
+            share, detail = _name_share(kind, content, names)
+            if share:
+                boosts[(kind, pk)] = [("name", share, {"names": names, **detail})]
     if asked.latest:
         current = [c for c in candidates if getattr(live[c.key], "status", "active") == "active"]
         current.sort(key=lambda c: c.age_days)
@@ -721,6 +727,17 @@ def _boosts(asked, searched, live: dict, candidates) -> dict[tuple, list]:
             share = LATEST_SHARE * (1 - position / len(current))
             boosts.setdefault(c.key, []).append(("latest", share, {"newest": position + 1}))
     return boosts
+
+
+def _name_share(kind: str, content: str, names: list[str]) -> tuple[float, dict]:
+    """How much a name shared with the question lifts an item: more when a turn is said by
+    the person named, nothing when it is said by someone else addressing them."""
+    speaker = decompose.speaker_of(content) if kind == Kind.TURN else ""
+    if not speaker:
+        return NAME_SHARE, {}
+    if any(name.lower() == speaker for name in names):
+        return SPEAKER_SHARE, {"speaker": True}
+    return 0.0, {}
 
 
 # Each channel's best hit stays within the top 5: the fused ranking then never misses what
@@ -783,24 +800,19 @@ def _newest_of_chains(ranked: list, live: dict) -> list:
     return ranked
 
 
-def _cover_parts(ranked: list, parts: dict[str, list], cover: int) -> list:
-    """Each part's best evidence within the top `cover` (after the others' best)."""
+def _interleave_parts(ranked: list, parts: dict[str, list], limit: int) -> list:
+    """A question naming two things: each part's own keyword ranking woven into the whole
+    question's, round robin over the first `limit` places (retrieval.decompose), so every
+    part gets places in the top k. Each item a part placed says which part, of how many."""
     if not parts:
         return ranked
-    position = {s.key: n for n, s in enumerate(ranked)}
-    promote = []
-    for part, keys in parts.items():
-        best = min((position[k] for k in keys if k in position), default=None)
-        if best is None:
-            continue
-        marked = ranked[best].signals.get("part", {}).get("text")
-        ranked[best].signals["part"] = {"text": f"{marked} / {part}" if marked else part}
-        if best >= cover and ranked[best] not in promote:
-            promote.append(ranked[best])
-    if not promote:
-        return ranked
-    head = ranked[: max(0, cover - len(promote))]
-    out = head + promote + [s for s in ranked[len(head) :] if s not in promote]
+    by_key = {s.key: s for s in ranked}
+    lists = [[k for k in keys if k in by_key] for keys in parts.values()]
+    order, placed = decompose.interleave([s.key for s in ranked], lists, limit)
+    texts = list(parts)
+    for key, n in placed.items():
+        by_key[key].signals["part"] = {"text": texts[n - 1], "n": n, "of": len(texts)}
+    out = [by_key[key] for key in order]
     for n, s in enumerate(out, 1):
         s.rank = n
     return out
@@ -946,7 +958,7 @@ def _search(r: SearchRequest) -> SearchResult:
         ranked = _channel_bests_kept(ranked, CHANNEL_BEST_WITHIN)
     if searched is not None:
         ranked = _range_first(ranked, live, searched)
-    ranked = _cover_parts(ranked, parts, min(limit, PART_COVER))
+    ranked = _interleave_parts(ranked, parts, limit)
     if asked.latest:
         ranked = _newest_of_chains(ranked, live)
     timings["scoring"] = (time.perf_counter() - t0) * 1000
