@@ -803,12 +803,16 @@ def _newest_of_chains(ranked: list, live: dict) -> list:
 def _interleave_parts(ranked: list, parts: dict[str, list], limit: int) -> list:
     """A question naming two things: each part's own keyword ranking woven into the whole
     question's, round robin over the first `limit` places (retrieval.decompose), so every
-    part gets places in the top k. Each item a part placed says which part, of how many."""
+    part gets places in the top k. Each item a part placed, and each part's best, says
+    which part it is evidence for, of how many."""
     if not parts:
         return ranked
     by_key = {s.key: s for s in ranked}
     lists = [[k for k in keys if k in by_key] for keys in parts.values()]
     order, placed = decompose.interleave([s.key for s in ranked], lists, limit)
+    for n, keys in enumerate(lists, 1):  # each part's best is its evidence, whoever placed it
+        if keys and keys[0] in order[:limit]:
+            placed.setdefault(keys[0], n)
     texts = list(parts)
     for key, n in placed.items():
         by_key[key].signals["part"] = {"text": texts[n - 1], "n": n, "of": len(texts)}

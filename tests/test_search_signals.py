@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from curator.models import Fact, FactStatus, Owner
-from retrieval import signals
+from retrieval import decompose, signals
 from retrieval.search import search
 from tests.search_helpers import fact, session, turn
 
@@ -157,6 +157,43 @@ def test_a_question_naming_two_things_finds_evidence_for_each(owner):
     assert {i.signals.get("part", {}).get("text") for i in result.items} >= set(
         result.signals["parts"]
     )
+
+
+def test_a_question_about_two_people_returns_a_turn_about_each_in_the_top_five(owner):
+    s = session(owner)
+    for n in range(6):  # Melanie talking to Caroline: every word of the question, six times
+        turn(s, f"Melanie: Caroline, I like painting, I like sunsets, I like it {n} times")
+    hiking = turn(s, "Caroline: I like hiking in the mountains")
+    result = search("What do Melanie and Caroline both like?", owner=owner, limit=5, record=False)
+    assert result.signals["parts"] == ["melanie like", "caroline like"]
+    assert ("turn", hiking.id) in keys(result)
+    placed = next(i for i in result.items if i.id == hiking.id)
+    assert placed.signals["part"] == {"text": "caroline like", "n": 2, "of": 2}
+
+
+def test_a_question_is_split_only_when_it_asks_about_both_things():
+    assert signals.analyse("What did Nate cook and eat last week?", NOW).parts == ()
+    assert signals.analyse("When did Nate and Joanna both move?", NOW).parts == ()
+    assert signals.analyse("我表姐还是我上司年纪大", NOW).parts
+
+
+def test_the_parts_rankings_are_woven_into_the_top_k():
+    main = ["a", "b", "c", "d", "e", "f"]
+    order, placed = decompose.interleave(main, [["f", "e"], ["c"]], limit=5)
+    assert order == ["a", "f", "c", "b", "e", "d"]
+    assert placed == {"f": 1, "c": 2, "e": 1}
+
+
+def test_a_turn_said_by_the_person_named_ranks_above_one_addressing_them(owner):
+    s = session(owner)
+    told = turn(s, "Nate: Joanna made a cake, wow")
+    said = turn(s, "Joanna: I made a cake, yes")
+    for text in ("Nate: the weather is nice today", "Nate: my turtles are fine", "Joanna: hi"):
+        turn(s, text)
+    result = search("What has Joanna made?", owner=owner, record=False)
+    assert keys(result).index(("turn", said.id)) < keys(result).index(("turn", told.id))
+    assert result.items[0].signals["name"]["speaker"] is True
+    assert "name" not in next(i for i in result.items if i.id == told.id).signals
 
 
 def test_the_api_explains_the_signals_of_the_question_and_of_each_result(owner, api):
