@@ -37,7 +37,8 @@ ASKS_OF_BOTH = re.compile(
 )
 # "How many weeks passed between adopting Coco and Shadow?" asks for a span, not two things.
 TIME_SPAN = re.compile(
-    r"^\s*(?:when|how long)\b|\bhow many \w+ (?:passed|between)|什么时候|多久|多长时间", re.IGNORECASE
+    r"^\s*(?:when|how long)\b|\bhow many \w+ (?:passed|between)|什么时候|多久|多长时间",
+    re.IGNORECASE,
 )
 SHARED_MAX = 4  # content words of the rest of the question added to each side
 _SPEAKER = re.compile(r"^\s*([^\s:：][^:：\n]{0,38}?)\s*[:：]\s")
@@ -46,7 +47,8 @@ _SPEAKER = re.compile(r"^\s*([^\s:：][^:：\n]{0,38}?)\s*[:：]\s")
 def split_question(query: str, is_content) -> list[str]:
     """The parts of a question asking about two things around a conjunction: each side's
     thing with the rest of the question's content words (what it asks of both); [] when it
-    names one thing or does not ask about both. `is_content(word)` tells a content word from a stopword or question word."""
+    names one thing or does not ask about both. `is_content(word)` tells a content word
+    from a stopword or question word."""
     conj = _CONJ_ZH if seg._CJK_RUN.search(query) else _CONJ_EN
     m = conj.search(query)
     if not m or not ASKS_OF_BOTH.search(query) or TIME_SPAN.search(query):
@@ -72,7 +74,7 @@ def _words(text: str) -> list[str]:
 
 
 def speaker_of(content: str) -> str:
-    """"Joanna" of "Joanna: I made a cake" (lowercased); '' for a turn without a speaker."""
+    """ "Joanna" of "Joanna: I made a cake" (lowercased); '' for a turn without a speaker."""
     m = _SPEAKER.match(content)
     return m[1].strip().lower() if m else ""
 

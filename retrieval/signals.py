@@ -17,9 +17,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from retrieval import decompose
+from retrieval import decompose, timeparse
 from retrieval import text as seg
-from retrieval import timeparse
 from retrieval.timeparse import TimeRange
 
 # Capitalised words that are not names (sentence starts, question words, calendar words).

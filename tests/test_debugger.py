@@ -317,6 +317,7 @@ def test_a_question_part_and_a_speaker_show_on_the_page(owner, client_in):
 
 def test_a_question_part_and_a_speaker_read_in_chinese(owner, chinese_client):
     _two_people(owner)
-    page = chinese_client.get(URL, {"q": "What do Melanie and Caroline both like?"}).content.decode()
+    question = "What do Melanie and Caroline both like?"
+    page = chinese_client.get(URL, {"q": question}).content.decode()
     assert "问题第 2 部分（共 2 部分）的证据：caroline like" in page
     assert "由问题提到的人亲口说的：Caroline" in page
