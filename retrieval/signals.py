@@ -6,7 +6,7 @@
 - time: the range it is bound to ("去年夏天", "last spring", "上周二": retrieval.timeparse),
   or an anchor ("before I moved", "搬家之前") whose own time, found by a search, bounds it;
 - latest: it asks about the present state ("现在住哪", "where do I live now");
-- parts: it names two things joined by and / or / 和 / 还是 ("我表姐和我上司谁年纪大"): each
+- parts: it asks about two things joined by and / or / 和 / 与 ("我表姐和我上司谁年纪大"): each
   thing, with what the question asks of both, is searched on its own (keywords) and the
   parts' rankings are interleaved with the whole question's (retrieval.decompose).
 """

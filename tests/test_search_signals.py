@@ -174,7 +174,9 @@ def test_a_question_about_two_people_returns_a_turn_about_each_in_the_top_five(o
 def test_a_question_is_split_only_when_it_asks_about_both_things():
     assert signals.analyse("What did Nate cook and eat last week?", NOW).parts == ()
     assert signals.analyse("When did Nate and Joanna both move?", NOW).parts == ()
-    assert signals.analyse("我表姐还是我上司年纪大", NOW).parts
+    assert signals.analyse("我还是觉得有点害怕", NOW).parts == ()  # 还是: "still"
+    parts = signals.analyse("Lisa: 我觉得篮球和足球都不错", NOW).parts
+    assert parts == ("篮球 觉得 不错", "足球 觉得 不错")
 
 
 def test_the_parts_rankings_are_woven_into_the_top_k():
