@@ -30,8 +30,8 @@ BOTH_WORDS = frozenset(
 # "compared", 谁, 哪个, 比较, 都, 共同, or a choice (vs). Any "and" split every question
 # with a conjunction ("What did Nate make and share with his group?") and cost single-hop
 # and temporal questions more than it gave multi-hop (LoCoMo tuning split, 200 questions with
-# a conjunction: R@5 .605 without parts, .581 with every conjunction split, .530 of the 82
-# gated ones against .506 without parts).
+# a conjunction: R@5 .605 without parts, .581 with every conjunction split; of the 82 that
+# name two people or ask about both: .506 without parts, .494 all split, .530 gated).
 ASKS_OF_BOTH = re.compile(
     r"\b(?:both|share[sd]?|in common|common|similar|compared?|vs\.?|versus)\b"
     r"|谁|哪个|哪一个|比较|都|共同",
