@@ -47,7 +47,7 @@ from curator.models import (
     Owner,
     Role,
 )
-from retrieval import backends, keywords, matrix, scoring, signals, userdict
+from retrieval import backends, decompose, keywords, matrix, scoring, signals, userdict
 from retrieval import text as seg
 from retrieval.backends import ALL_KINDS, EVENT_KINDS, Filters, Hit
 from retrieval.embedders import EmbeddingError, LocalEmbedder, get_embedder, query_cache
@@ -627,20 +627,20 @@ LATEST_SHARE = 0.2
 # this share of the best candidate (below it, nothing in the range is about the question).
 TIME_FLOOR = 0.3
 PART_K = 10
-PART_COVER = 5
 # The assistant's reply inherits the meaning of the turn before it only when that turn asks
 # something: "Did you go in March?" -> "Yes, with my sister" is found by its question, but
 # "好的，我记下了。" after a person's statement is not evidence of it and took places from the
 # person's other relevant turns (docs/retrieval.md#the-questions-signals).
 PREVIOUS_ASKS_ONLY = True
-# A part's best evidence is kept within the top 5 only when it scores at least this share of
-# the best: a part matched by a stray word ranked 30th no longer pushes out a relevant item
-# (chosen on the tuning splits, docs/retrieval.md#round-two-third-pass-fusion).
-PART_FLOOR = 0.5
 # "上次登山之后": the item found for the anchor must contain one of its words, not only one of
 # its characters (a turn about 一座山 is no 登山), or no range is searched: the range after a
 # wrong anchor leaves out the event asked about.
 ANCHOR_NEEDS_WORD = True
+# A turn said by a person the question names ("Joanna: I made a cake" for "What has Joanna
+# made?") is that person's own statement: it scores up to this share more. A turn by another
+# speaker that only addresses the person ("Wow Joanna, ...") is not boosted (LoCoMo tuning
+# split: R@5 .626 -> .630, multi-hop .300 -> .311); a turn without a speaker keeps NAME_SHARE.
+SPEAKER_SHARE = 0.2
 
 
 def _search_range_first(
@@ -707,8 +707,8 @@ def _part_hits(
     asked: signals.QuerySignals, f: Filters, merged: dict, found: dict | None = None
 ) -> dict[str, list]:
     """Each part of a question naming two things, searched on its own (keywords): its hits
-    join the candidates, and _cover_parts keeps each part's best near the top. `found`: those
-    searches made already (while the query was embedded)."""
+    join the candidates, and _interleave_parts gives each part places in the top k. `found`:
+    those searches made already (while the query was embedded)."""
     found = _part_keys(asked.parts, f) if found is None else found
     for keys in found.values():
         for key in keys:
@@ -794,7 +794,9 @@ def _boosts(asked, searched, live: dict, candidates) -> dict[tuple, list]:
         title, content = display_text(kind, obj)
         text = content if kind == Kind.TURN else f"{title}\n{content}"
         if names := signals.names_in(text, asked.names):
-            boosts[(kind, pk)] = [("name", NAME_SHARE, {"names": names})]
+            share, detail = _name_share(kind, content, names)
+            if share:
+                boosts[(kind, pk)] = [("name", share, {"names": names, **detail})]
     if asked.latest:
         current = [c for c in candidates if getattr(live[c.key], "status", "active") == "active"]
         current.sort(key=lambda c: c.age_days)
@@ -802,6 +804,17 @@ def _boosts(asked, searched, live: dict, candidates) -> dict[tuple, list]:
             share = LATEST_SHARE * (1 - position / len(current))
             boosts.setdefault(c.key, []).append(("latest", share, {"newest": position + 1}))
     return boosts
+
+
+def _name_share(kind: str, content: str, names: list[str]) -> tuple[float, dict]:
+    """How much a name shared with the question lifts an item: more when a turn is said by
+    the person named, nothing when it is said by someone else addressing them."""
+    speaker = decompose.speaker_of(content) if kind == Kind.TURN else ""
+    if not speaker:
+        return NAME_SHARE, {}
+    if any(name.lower() == speaker for name in names):
+        return SPEAKER_SHARE, {"speaker": True}
+    return 0.0, {}
 
 
 # Each channel's best hit stays within the top 5: the fused ranking then never misses what
@@ -864,25 +877,23 @@ def _newest_of_chains(ranked: list, live: dict) -> list:
     return ranked
 
 
-def _cover_parts(ranked: list, parts: dict[str, list], cover: int) -> list:
-    """Each part's best evidence within the top `cover` (after the others' best)."""
+def _interleave_parts(ranked: list, parts: dict[str, list], limit: int) -> list:
+    """A question naming two things: each part's own keyword ranking woven into the whole
+    question's, round robin over the first `limit` places (retrieval.decompose), so every
+    part gets places in the top k. Each item a part placed, and each part's best, says
+    which part it is evidence for, of how many."""
     if not parts:
         return ranked
-    position = {s.key: n for n, s in enumerate(ranked)}
-    floor = PART_FLOOR * (ranked[0].score if ranked else 0.0)
-    promote = []
-    for part, keys in parts.items():
-        best = min((position[k] for k in keys if k in position), default=None)
-        if best is None:
-            continue
-        marked = ranked[best].signals.get("part", {}).get("text")
-        ranked[best].signals["part"] = {"text": f"{marked} / {part}" if marked else part}
-        if best >= cover and ranked[best] not in promote and ranked[best].score >= floor:
-            promote.append(ranked[best])
-    if not promote:
-        return ranked
-    head = ranked[: max(0, cover - len(promote))]
-    out = head + promote + [s for s in ranked[len(head) :] if s not in promote]
+    by_key = {s.key: s for s in ranked}
+    lists = [[k for k in keys if k in by_key] for keys in parts.values()]
+    order, placed = decompose.interleave([s.key for s in ranked], lists, limit)
+    for n, keys in enumerate(lists, 1):  # each part's best is its evidence, whoever placed it
+        if keys and keys[0] in order[:limit]:
+            placed.setdefault(keys[0], n)
+    texts = list(parts)
+    for key, n in placed.items():
+        by_key[key].signals["part"] = {"text": texts[n - 1], "n": n, "of": len(texts)}
+    out = [by_key[key] for key in order]
     for n, s in enumerate(out, 1):
         s.rank = n
     return out
@@ -1029,7 +1040,7 @@ def _search(r: SearchRequest) -> SearchResult:
         ranked = _channel_bests_kept(ranked, CHANNEL_BEST_WITHIN)
     if searched is not None:
         ranked = _range_first(ranked, live, searched)
-    ranked = _cover_parts(ranked, parts, min(limit, PART_COVER))
+    ranked = _interleave_parts(ranked, parts, limit)
     if asked.latest:
         ranked = _newest_of_chains(ranked, live)
     timings["scoring"] = (time.perf_counter() - t0) * 1000

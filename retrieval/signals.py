@@ -6,8 +6,9 @@
 - time: the range it is bound to ("去年夏天", "last spring", "上周二": retrieval.timeparse),
   or an anchor ("before I moved", "搬家之前") whose own time, found by a search, bounds it;
 - latest: it asks about the present state ("现在住哪", "where do I live now");
-- parts: it names two things joined by and / or / 和 / 还是 ("我表姐和我上司谁年纪大"): each
-  thing is searched on its own (keywords), so evidence for each is found.
+- parts: it asks about two things joined by and / or / 和 / 与 ("我表姐和我上司谁年纪大"): each
+  thing, with what the question asks of both, is searched on its own (keywords) and the
+  parts' rankings are interleaved with the whole question's (retrieval.decompose).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from retrieval import decompose, timeparse
 from retrieval import text as seg
-from retrieval import timeparse
 from retrieval.timeparse import TimeRange
 
 # Capitalised words that are not names (sentence starts, question words, calendar words).
@@ -45,12 +46,7 @@ _ANCHOR_EN = re.compile(
     re.IGNORECASE,
 )
 _ANCHOR_ZH = re.compile(r"(?:我们|我)?([\u4e00-\u9fff]{2,6}?)(之前|以前|之后|以后)")
-_CONJ_EN = re.compile(r"\s+(?:and|or|vs\.?|versus)\s+", re.IGNORECASE)
-_CONJ_ZH = re.compile(r"和|与|跟|还是|以及")
 PARTS_MAX_WORDS = 20  # a longer line is not a question naming two things
-# "放假我和好姐妹去哪玩": a pronoun before 和 / and is the person and a companion, not two
-# things; the word next to the conjunction on its left must be a content word.
-PARTS_LEFT_ADJACENT = True
 QUESTION_WORDS = frozenset(
     "谁 什么 哪 哪里 哪儿 哪个 多少 几 是否 怎样 如何 吗 呢 "
     "who what which when where why how whether".split()
@@ -195,39 +191,13 @@ def find_anchor(query: str) -> tuple[str, str]:
 
 
 def split_parts(query: str) -> list[str]:
-    """The two things a question names around a conjunction, each to be searched on its own:
-    "我表姐和我上司谁年纪大" -> ["表姐", "上司"]; "my cousin or my boss" -> ["cousin", "boss"]."""
-    conj = _CONJ_ZH if seg._CJK_RUN.search(query) else _CONJ_EN
-    m = conj.search(query)
-    if not m:
-        return []
-    left = _thing(list(reversed(_words(query[: m.start()]))), skip=not PARTS_LEFT_ADJACENT)
-    right = _thing(_words(query[m.end() :]))
-    if not left or not right:
-        return []
-    return [" ".join(reversed(left)), " ".join(right)]
-
-
-def _words(text: str) -> list[str]:
-    return [w for w in seg.words(text) if w.strip() and re.search(r"\w", w)]
+    """The parts of a question naming two things around a conjunction, each to be searched on
+    its own (retrieval.decompose): "我表姐和我上司谁年纪大" -> ["表姐 年纪 大", "上司 年纪 大"]."""
+    return decompose.split_question(query, _content)
 
 
 def _content(word: str) -> bool:
     return word.lower() not in seg.STOPWORDS and word.lower() not in QUESTION_WORDS
-
-
-def _thing(words: list[str], skip: bool = True) -> list[str]:
-    """Up to two content words next to the conjunction (leading stopwords skipped unless
-    `skip` is false: then a stopword next to it means there is no thing there)."""
-    out = []
-    for word in words:
-        if _content(word):
-            out.append(word)
-            if len(out) == 2:
-                break
-        elif out or not skip:
-            break
-    return out
 
 
 def names_in(text: str, names: tuple[str, ...]) -> list[str]:

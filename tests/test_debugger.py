@@ -296,3 +296,28 @@ def test_the_channel_shares_read_in_chinese(owner, chinese_client):
     _coffee_facts(owner)
     page = chinese_client.get(URL, {"q": "张伟的咖啡店在杭州哪里"}).content.decode()
     assert 'data-signal="shares"' in page and "本次提问的两路权重" in page
+
+
+def _two_people(owner):
+    from tests.search_helpers import session, turn
+
+    s = session(owner)
+    for n in range(6):
+        turn(s, f"Melanie: Caroline, I like painting, I like sunsets, I like it {n} times")
+    return turn(s, "Caroline: I like hiking in the mountains")
+
+
+def test_a_question_part_and_a_speaker_show_on_the_page(owner, client_in):
+    hiking = _two_people(owner)
+    page = client_in.get(URL, {"q": "What do Melanie and Caroline both like?"}).content.decode()
+    assert f"turn #{hiking.id}" in page
+    assert "Evidence for question part 2 of 2: caroline like" in page
+    assert "Said by a person the question names: Caroline" in page
+
+
+def test_a_question_part_and_a_speaker_read_in_chinese(owner, chinese_client):
+    _two_people(owner)
+    question = "What do Melanie and Caroline both like?"
+    page = chinese_client.get(URL, {"q": question}).content.decode()
+    assert "问题第 2 部分（共 2 部分）的证据：caroline like" in page
+    assert "由问题提到的人亲口说的：Caroline" in page

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 
 from curator.models import Fact, FactStatus, Owner
-from retrieval import signals
+from retrieval import decompose, signals
 from retrieval.search import search
 from tests.search_helpers import fact, session, turn
 
@@ -50,7 +50,11 @@ def test_me_and_a_companion_is_not_two_things_to_search_apart():
     # keeping its best in the top 5 put an unrelated holiday turn there.
     assert signals.analyse("放假我和好姐妹打算去哪玩？", NOW).parts == ()
     assert signals.analyse("我跟老公上次去哪吃的饭", NOW).parts == ()
-    assert signals.analyse("我的表姐和我上司谁年纪大", NOW).parts == ("表姐", "上司")
+    assert signals.analyse("放假我和好姐妹都去哪个城市玩了", NOW).parts == ()
+    assert signals.analyse("我的表姐和我上司谁年纪大", NOW).parts == (
+        "表姐 年纪 大",
+        "上司 年纪 大",
+    )
 
 
 # Memory keys and the turn before --------------------------------------------------------
@@ -257,6 +261,45 @@ def test_the_parts_are_searched_while_the_query_is_embedded_with_the_same_answer
     assert [i.signals for i in result.items] == [i.signals for i in before.items]
 
 
+def test_a_question_about_two_people_returns_a_turn_about_each_in_the_top_five(owner):
+    s = session(owner)
+    for n in range(6):  # Melanie talking to Caroline: every word of the question, six times
+        turn(s, f"Melanie: Caroline, I like painting, I like sunsets, I like it {n} times")
+    hiking = turn(s, "Caroline: I like hiking in the mountains")
+    result = search("What do Melanie and Caroline both like?", owner=owner, limit=5, record=False)
+    assert result.signals["parts"] == ["melanie like", "caroline like"]
+    assert ("turn", hiking.id) in keys(result)
+    placed = next(i for i in result.items if i.id == hiking.id)
+    assert placed.signals["part"] == {"text": "caroline like", "n": 2, "of": 2}
+
+
+def test_a_question_is_split_only_when_it_asks_about_both_things():
+    assert signals.analyse("What did Nate cook and eat last week?", NOW).parts == ()
+    assert signals.analyse("When did Nate and Joanna both move?", NOW).parts == ()
+    assert signals.analyse("我还是觉得有点害怕", NOW).parts == ()  # 还是: "still"
+    parts = signals.analyse("Lisa: 我觉得篮球和足球都不错", NOW).parts
+    assert parts == ("篮球 觉得 不错", "足球 觉得 不错")
+
+
+def test_the_parts_rankings_are_woven_into_the_top_k():
+    main = ["a", "b", "c", "d", "e", "f"]
+    order, placed = decompose.interleave(main, [["f", "e"], ["c"]], limit=5)
+    assert order == ["a", "f", "c", "b", "e", "d"]
+    assert placed == {"f": 1, "c": 2, "e": 1}
+
+
+def test_a_turn_said_by_the_person_named_ranks_above_one_addressing_them(owner):
+    s = session(owner)
+    told = turn(s, "Nate: Joanna made a cake, wow")
+    said = turn(s, "Joanna: I made a cake, yes")
+    for text in ("Nate: the weather is nice today", "Nate: my turtles are fine", "Joanna: hi"):
+        turn(s, text)
+    result = search("What has Joanna made?", owner=owner, record=False)
+    assert keys(result).index(("turn", said.id)) < keys(result).index(("turn", told.id))
+    assert result.items[0].signals["name"]["speaker"] is True
+    assert "name" not in next(i for i in result.items if i.id == told.id).signals
+
+
 def test_the_api_explains_the_signals_of_the_question_and_of_each_result(owner, api):
     s = session(owner)
     summer = turn(s, "我们去海边玩了，在青岛住了三天", when=at(2025, 7, 20))
@@ -300,22 +343,6 @@ def test_each_channels_best_hit_stays_in_the_top_five():
     assert [s.object_id for s in kept[:5]] == [1, 2, 3, 7, 9]
     assert [s.rank for s in kept] == list(range(1, 10))
     assert _channel_bests_kept(kept, 5) == kept  # nothing to move: the order stays
-
-
-def test_a_parts_weak_match_does_not_push_a_relevant_item_out_of_the_top_five():
-    from retrieval.scoring import Scored
-    from retrieval.search import _cover_parts
-
-    def scored(n, score):
-        return Scored("turn", n, score, n, "both", {"keyword": n, "vector": n})
-
-    ranked = [scored(n, 1 - n / 20) for n in range(1, 9)] + [scored(9, 0.2), scored(10, 0.6)]
-    # "Tim and John": "tim" is found only in item 9 (a fifth of the best score), "john" in
-    # item 10 (more than half of it): only John's evidence moves up.
-    kept = _cover_parts(ranked, {"tim": [("turn", 9)], "john": [("turn", 10)]}, 5)
-    assert [s.object_id for s in kept[:5]] == [1, 2, 3, 4, 10]
-    assert kept[-1].object_id == 9 and kept[-1].signals["part"] == {"text": "tim"}
-    assert [s.rank for s in kept] == list(range(1, 11))
 
 
 def test_a_question_in_chinese_is_told_apart_from_one_in_english():

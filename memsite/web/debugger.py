@@ -203,7 +203,10 @@ def signal_lines(signals: dict) -> list[dict]:
         dates = {"start": when["start"][:10], "end": when["end"][:10]}
         lines.append(("time", text % {**when, **dates}))
     if name := signals.get("name"):
-        text = _("Shares a name with the question: %(names)s (+%(added).3f)")
+        if name.get("speaker"):
+            text = _("Said by a person the question names: %(names)s (+%(added).3f)")
+        else:
+            text = _("Shares a name with the question: %(names)s (+%(added).3f)")
         lines.append(("name", text % {"names": ", ".join(name["names"]), "added": name["added"]}))
     if latest := signals.get("latest"):
         if "supersedes" in latest:
@@ -212,7 +215,11 @@ def signal_lines(signals: dict) -> list[dict]:
             text = _("A question about now: newer items first (newest #%(newest)s, +%(added).3f)")
         lines.append(("latest", text % latest))
     if part := signals.get("part"):
-        lines.append(("part", _("Best evidence for a part of the question: %(text)s") % part))
+        if "n" in part:
+            text = _("Evidence for question part %(n)s of %(of)s: %(text)s")
+        else:  # a recall logged before parts were numbered
+            text = _("Best evidence for a part of the question: %(text)s")
+        lines.append(("part", text % part))
     return [{"name": n, "text": t} for n, t in lines]
 
 
