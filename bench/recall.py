@@ -488,7 +488,10 @@ def run_real(args, embedder) -> dict:
     started = time.monotonic()
     if args.reuse:
         questions = _load_questions(settings.DATA_DIR / "bench-questions.json")
-        index_everything()  # the kept recording, indexed as the current code indexes
+        from retrieval.models import SearchDoc
+
+        SearchDoc.objects.update(fts_version="")  # every keyword row as the current code writes
+        index_everything()
     else:
         questions = record_real(args)
         print(f"  recorded in {time.monotonic() - started:.0f}s", file=sys.stderr)

@@ -705,14 +705,23 @@ def _next_turns(turn_ids: list[int]) -> dict[tuple, tuple]:
         return {(Kind.TURN.value, n): (Kind.TURN.value, p) for n, p in cur.fetchall()}
 
 
-def _boosts(asked, searched, live: dict, candidates) -> dict[tuple, list]:
+def _boosts(asked, searched, live: dict, candidates, person: str = "") -> dict[tuple, list]:
     """Per candidate, the query's signals it shares: a name, the range searched first, and
-    for a question about the present, how new it is among the candidates."""
+    for a question about the present, how new it is among the candidates.
+
+    The person's own name (`person`, the owner's display name) is shared by the turns they
+    said, not by turns that contain it: those are mostly the other side addressing them
+    ("Hey Evan, what's up?")."""
     boosts: dict[tuple, list] = {}
+    theirs = tuple(n for n in asked.names if person and n.lower() == person.lower())
     for (kind, pk), obj in live.items() if asked.names else ():  # most questions name no one
         title, content = display_text(kind, obj)
         text = content if kind == Kind.TURN else f"{title}\n{content}"
-        if names := signals.names_in(text, asked.names):
+        names = signals.names_in(text, asked.names)
+        if kind == Kind.TURN and theirs:
+            names = [n for n in names if n not in theirs]
+            names += list(theirs) if obj.role == Role.USER else []
+        if names:
             boosts[(kind, pk)] = [("name", NAME_SHARE, {"names": names})]
     if asked.latest:
         current = [c for c in candidates if getattr(live[c.key], "status", "active") == "active"]
@@ -891,6 +900,10 @@ def _search(r: SearchRequest) -> SearchResult:
 
     t0 = time.perf_counter()
     asked = signals.analyse(query, f.now) if use_signals else signals.QuerySignals()
+    named = use_signals and not asked.person
+    as_person = signals.as_the_person(query, owner.display_name) if named else ""
+    if as_person:  # the vectors embed the question as the person asks it of their own turns
+        asked = replace(asked, person=as_person)
     # Facts stand for the turns they were extracted from (memory keys): searched even when
     # only turns are asked for, and dropped from the answer then.
     search_f = f
@@ -934,7 +947,7 @@ def _search(r: SearchRequest) -> SearchResult:
         for (kind, _), obj in live.items()
     ]
     if use_signals and not fallback:
-        links.boosts = _boosts(asked, searched, live, candidates)
+        links.boosts = _boosts(asked, searched, live, candidates, owner.display_name.strip())
     base_weights, shares = effective, None
     if score_params.per_question and mode == "hybrid" and channels.keyword and channels.vector:
         chinese = signals.is_chinese(asked.person or query)
@@ -988,6 +1001,7 @@ def _search(r: SearchRequest) -> SearchResult:
         signals={
             **asked.to_dict(),
             "searched_first": searched.to_dict() if searched else None,
+            "as_the_person": as_person or None,
             "shares": shares,
         },
         base_weights=base_weights.normalised().as_dict(),
