@@ -492,6 +492,12 @@ def run_real(args, embedder) -> dict:
 
         SearchDoc.objects.update(fts_version="")  # every keyword row as the current code writes
         index_everything()
+        if args.single == "locomo" and args.conversations:  # a part of the kept recording
+            from curator.models import Owner
+
+            wanted = {f"bench-{sample}" for sample in locomo_samples(args)}
+            owners = set(Owner.objects.filter(key__in=wanted).values_list("pk", flat=True))
+            questions = [q for q in questions if q["owner"] in owners]
     else:
         questions = record_real(args)
         print(f"  recorded in {time.monotonic() - started:.0f}s", file=sys.stderr)
