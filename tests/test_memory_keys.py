@@ -82,16 +82,22 @@ def test_a_question_naming_the_person_finds_what_they_said_in_the_first_person(o
     Owner.objects.filter(pk=owner.pk).update(display_name="Evan")
     s = session(owner)
     turn(s, "Hey Evan, what's up? Tell me everything, Evan!", role="assistant")
-    theirs = turn(s, "My old car broke down, so I bought a new Prius last week.")
     turn(s, "Evan, you always know how to cheer me up.", role="assistant")
+    turn(s, "Good morning Evan! How was your weekend?", role="assistant")
+    turn(s, "We watched a movie with the kids and had pizza.")
+    theirs = turn(s, "I drive a Prius now, my old car broke down last month.")
+    turn(s, "That's great, Evan. Pizza nights are the best.", role="assistant")
+    question = "What kind of car does Evan drive?"
     result = search(
-        "What kind of car does Evan drive?", owner=Owner.default(), kinds=["turn"],
-        mode="semantic", now=NOW, record=False,
-    )  # fmt: skip
+        question, owner=Owner.default(), kinds=["turn"], mode="semantic", now=NOW, record=False
+    )
     assert keys(result)[0] == ("turn", theirs.id)
     assert result.signals["as_the_person"] == "What kind of car does I drive?"
+    assert result.items[0].signals["name"]["names"] == ["Evan"]  # they said it
+    addressed = [item for item in result.items if item.id != theirs.id and "Evan" in item.content]
+    assert addressed and all("name" not in item.signals for item in addressed)
     plain = search(
-        "What kind of car does Evan drive?", owner=Owner.default(), kinds=["turn"],
-        mode="semantic", now=NOW, record=False, use_signals=False,
+        question, owner=Owner.default(), kinds=["turn"], mode="semantic", now=NOW, record=False,
+        use_signals=False,
     )  # fmt: skip
     assert keys(plain)[0] != ("turn", theirs.id)  # the name in the question finds "Hey Evan"
