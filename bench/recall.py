@@ -21,7 +21,18 @@ the turn before, time, names, parts) and the three seed presets, with their fixe
 (the product defaults, the same on every set). Per set and category it prints hybrid,
 keyword and semantic R@5 / R@10 and hybrid's margin over the better single channel, for all
 questions, the tuning split and the held-out split (docs/retrieval.md#held-out-splits).
-`--memories` adds LoCoMo's observations as facts tied to their turns. Vectors are
+`--memories` adds LoCoMo's observations as facts tied to their turns: a stand-in (gold data
+in place of extraction), so its figure is the memory keys' ceiling.
+
+`--real` measures the product as a user's agent runs it: each set is recorded through the API
+(bench/realpipe.py: turns posted, sessions ended, the product's own extraction, indexing and
+episodes; LoCoMo's person set up with their name, speaker A's, as onboarding asks), then every
+question asks for turns through the same search(), so the extractor's memories are keys to
+their turns. Beside it, on the same recorded turns: "turns only" (every memory deleted) and, for
+LoCoMo, "gold keys" (its observations in place of the extractor's memories: the ceiling).
+`--keep DIR` keeps each recording, `--reuse DIR` measures a kept one again with the current
+code (every keyword row rewritten), `--conversations conv-41,...` picks LoCoMo conversations.
+Vectors are
 cached in bench/.cache (the first run embeds ~6,200 texts and ~1,900 queries: about 3-5
 minutes on two cores; later runs take about two minutes).
 """
