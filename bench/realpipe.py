@@ -85,6 +85,13 @@ def _close_owner(name: str) -> int:
     return owner.pk
 
 
+def _name_owner(name: str) -> None:
+    """The person about to be recorded says who they are (onboarding's name)."""
+    from curator.models import Owner
+
+    Owner.objects.filter(pk=Owner.default().pk).update(display_name=name)
+
+
 def _progress(label: str, done: int, total: int, started: float) -> None:
     rate = done / max(1e-9, time.monotonic() - started)
     print(f"\r  {label}: {done}/{total} turns ({rate:.0f}/s)", end="", file=sys.stderr, flush=True)
@@ -95,8 +102,13 @@ def _progress(label: str, done: int, total: int, started: float) -> None:
 # --------------------------------------------------------------------------------------
 
 
-def record_locomo(agent: Agent, sample_ids: tuple[str, ...]) -> tuple[list[dict], dict]:
-    """Record the conversations; returns their questions and the yield counts."""
+def record_locomo(
+    agent: Agent, sample_ids: tuple[str, ...], named: bool = False
+) -> tuple[list[dict], dict]:
+    """Record the conversations; returns their questions and the yield counts. Each turn's
+    session is "<sample>-s<n>" and its index the turn's place in LoCoMo's session n.
+    `named`: the person gave their name (speaker A's) as a person does when setting up
+    (the owner's display name, which extraction writes memories with: "Evan went ...")."""
     convs = {c["sample_id"]: c for c in json.loads((DATA / "locomo" / "locomo10.json").read_text())}
     questions, yields = [], defaultdict(int)
     for sample in sample_ids:
@@ -104,6 +116,8 @@ def record_locomo(agent: Agent, sample_ids: tuple[str, ...]) -> tuple[list[dict]
         c, by_dia, user_turns = conv["conversation"], {}, set()
         total = sum(len(v) for k, v in c.items() if k.startswith("session_") and type(v) is list)
         started, done, n, last = time.monotonic(), 0, 1, None
+        if named:
+            _name_owner(c["speaker_a"])
         while f"session_{n}" in c:
             when = datetime.strptime(c[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y")
             when = when.replace(tzinfo=UTC)
@@ -146,6 +160,7 @@ def record_locomo(agent: Agent, sample_ids: tuple[str, ...]) -> tuple[list[dict]
                         "gold": _gold(turns, made),
                         "now": last + timedelta(days=1),
                         "group": sample,
+                        "category": qa["category"],
                     }
                 )
     return questions, dict(yields)
@@ -247,3 +262,39 @@ def record_madial(agent: Agent, lang: str) -> tuple[list[dict], dict]:
                     }
                 )
     return questions, dict(yields)
+
+
+# --------------------------------------------------------------------------------------
+# The zh daily-life check (bench/recall.py --sets zhdaily)
+# --------------------------------------------------------------------------------------
+
+
+def record_zh_daily(agent: Agent) -> list[dict]:
+    """recall.load_zh_daily's sessions told through the API: per MADial zh user, one session a
+    day (the memory in the first person, then an assistant's reply) with small talk sessions
+    between, each ended. Gold = the turns of the memories a question asks about."""
+    from recall import zh_daily_sessions
+
+    questions = []
+    for uid, sessions, spec in zh_daily_sessions():
+        turn_of, last, started = {}, None, time.monotonic()
+        for n, (when, mid, said, reply) in enumerate(sessions):
+            session = f"zhdaily-{uid}-{n}"
+            pk = agent.say(session, 0, "user", said, when)
+            agent.say(session, 1, "assistant", reply, when + timedelta(minutes=1))
+            agent.end(session)
+            if mid is not None:
+                turn_of[mid] = pk
+            last = when
+            if (n + 1) % 25 == 0:
+                _progress(f"zhdaily user {uid}", n + 1, len(sessions), started)
+        print(file=sys.stderr)
+        owner = _close_owner(f"bench-zhdaily-{uid}")
+        for q in spec["questions"]:
+            if q["user"] == uid:
+                gold = {("turn", turn_of[str(g)]) for g in q["gold"] if str(g) in turn_of}
+                questions.append(
+                    {"owner": owner, "query": q["q"], "gold": gold,
+                     "now": last + timedelta(days=1), "group": "check"}
+                )  # fmt: skip
+    return questions

@@ -24,7 +24,18 @@ the turn before, time, names, parts) and the three seed presets, with their fixe
 (the product defaults, the same on every set). Per set and category it prints hybrid,
 keyword and semantic R@5 / R@10 and hybrid's margin over the better single channel, for all
 questions, the tuning split and the held-out split (docs/retrieval.md#held-out-splits).
-`--memories` adds LoCoMo's observations as facts tied to their turns. Vectors are
+`--memories` adds LoCoMo's observations as facts tied to their turns: a stand-in (gold data
+in place of extraction), so its figure is the memory keys' ceiling.
+
+`--real` measures the product as a user's agent runs it: each set is recorded through the API
+(bench/realpipe.py: turns posted, sessions ended, the product's own extraction, indexing and
+episodes; LoCoMo's person set up with their name, speaker A's, as onboarding asks), then every
+question asks for turns through the same search(), so the extractor's memories are keys to
+their turns. Beside it, on the same recorded turns: "turns only" (every memory deleted) and, for
+LoCoMo, "gold keys" (its observations in place of the extractor's memories: the ceiling).
+`--keep DIR` keeps each recording, `--reuse DIR` measures a kept one again with the current
+code (every keyword row rewritten), `--conversations conv-41,...` picks LoCoMo conversations.
+Vectors are
 cached in bench/.cache (the first run embeds ~6,200 texts and ~1,900 queries: about 3-5
 minutes on two cores; later runs take about two minutes).
 """
@@ -150,9 +161,9 @@ def add_observations(limit: int | None) -> int:
     """--memories: LoCoMo's observations (what an LLM extractor made of each turn, with the
     turns they cite) become facts tied to their first cited turn. Questions then ask for
     turns only, so a fact is a key to its turn (memory keys), never an answer."""
-    from curator.models import ConversationTurn, Fact, Owner
+    from curator.models import ConversationTurn, Owner
 
-    made = []
+    made = 0
     for conv in json.loads((DATA / "locomo" / "locomo10.json").read_text())[:limit]:
         owner = Owner.objects.get(key=f"locomo-{conv['sample_id']}")
         c = conv["conversation"]
@@ -160,24 +171,34 @@ def add_observations(limit: int | None) -> int:
         for turn in ConversationTurn.objects.filter(session__owner=owner).select_related("session"):
             n = int(turn.session.external_id.rsplit("-", 1)[1])
             turn_of[c[f"session_{n}"][turn.turn_index]["dia_id"]] = turn.pk
-        for key, by_speaker in conv["observation"].items():
-            n = int(key.split("_")[1])
-            when = datetime.strptime(c[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y")
-            for speaker, items in by_speaker.items():
-                for text, dia in items:
-                    dias = dia if isinstance(dia, list) else [dia]
-                    turns = [turn_of[d] for d in dias if isinstance(d, str) and d in turn_of]
-                    made.append(
-                        Fact(
-                            owner=owner,
-                            subject=speaker,
-                            content=text,
-                            source="llm",
-                            source_turn_id=turns[0] if turns else None,
-                            created_at=when.replace(tzinfo=UTC),
-                            updated_at=when.replace(tzinfo=UTC),
-                        )
+        made += observation_facts(conv, owner, turn_of)
+    return made
+
+
+def observation_facts(conv: dict, owner, turn_of: dict[str, int]) -> int:
+    """A conversation's observations as facts of `owner`, each tied to the first turn it
+    cites (turn_of: LoCoMo's dialog id -> turn pk); returns how many."""
+    from curator.models import Fact
+
+    c, made = conv["conversation"], []
+    for key, by_speaker in conv["observation"].items():
+        n = int(key.split("_")[1])
+        when = datetime.strptime(c[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y")
+        for speaker, items in by_speaker.items():
+            for text, dia in items:
+                dias = dia if isinstance(dia, list) else [dia]
+                turns = [turn_of[d] for d in dias if isinstance(d, str) and d in turn_of]
+                made.append(
+                    Fact(
+                        owner=owner,
+                        subject=speaker,
+                        content=text,
+                        source="llm",
+                        source_turn_id=turns[0] if turns else None,
+                        created_at=when.replace(tzinfo=UTC),
+                        updated_at=when.replace(tzinfo=UTC),
                     )
+                )
     Fact.objects.bulk_create(made)
     return len(made)
 
@@ -240,15 +261,11 @@ def load_madial(lang: str) -> list[dict]:
     return questions
 
 
-def load_zh_daily() -> list[dict]:
-    """A small Chinese daily-life check (bench/data/zh_daily.json; a check, not a target: no
-    weight or rule is chosen on it). Each MADial zh user is a person whose memories are told
-    in the first person as chat turns, one session a day with an assistant's reply, with small
-    talk sessions between them as noise; the questions are hand-written, in the person's own
-    words, about people, events, items and places."""
+def zh_daily_sessions():
+    """Per MADial zh user of the zh daily-life check: (user id, its sessions in time order as
+    (when, memory id or None for small talk, what the person said, the assistant's reply),
+    the check's spec). The same sessions for the loaded and the recorded (--real) check."""
     import random
-
-    from curator.models import ConversationTurn, Owner, Session
 
     spec = json.loads((Path(__file__).parent / "data" / "zh_daily.json").read_text())
     chitchat = json.loads((Path(__file__).parent / "data" / "chitchat.json").read_text())["zh"]
@@ -259,21 +276,32 @@ def load_zh_daily() -> list[dict]:
     for line in memory:
         for mid, m in line.items():
             by_user[m["user-id"]].append((mid, m))
-    questions, turn_of = [], {}
     for uid, memories in sorted(by_user.items()):
-        owner = Owner.objects.create(key=f"zhdaily-{uid}")
         name = "Bart" if uid == 1 else "Lisa"
         days = [(datetime.strptime(m["time"], "%Y-%m-%d"), mid, m["event"]) for mid, m in memories]
         noise = [(rng.choice(days)[0] + timedelta(hours=2), None, line) for line in chitchat]
-        last = None
-        for n, (day, mid, text) in enumerate(
-            sorted(days + noise, key=lambda x: (x[0], x[1] or ""))
-        ):
+        sessions = []
+        for day, mid, text in sorted(days + noise, key=lambda x: (x[0], x[1] or "")):
             when = day.replace(tzinfo=UTC, hour=max(day.hour, 20))
+            sessions.append((when, mid, text.replace(name, "我"), rng.choice(spec["replies"])))
+        yield uid, sessions, spec
+
+
+def load_zh_daily() -> list[dict]:
+    """A small Chinese daily-life check (bench/data/zh_daily.json; a check, not a target: no
+    weight or rule is chosen on it). Each MADial zh user is a person whose memories are told
+    in the first person as chat turns, one session a day with an assistant's reply, with small
+    talk sessions between them as noise; the questions are hand-written, in the person's own
+    words, about people, events, items and places."""
+    from curator.models import ConversationTurn, Owner, Session
+
+    questions = []
+    for uid, sessions, spec in zh_daily_sessions():
+        owner, turn_of, last = Owner.objects.create(key=f"zhdaily-{uid}"), {}, None
+        for n, (when, mid, said, reply) in enumerate(sessions):
             session = Session.objects.create(
                 owner=owner, external_id=f"zhdaily-{uid}-{n}", started_at=when
             )
-            said = text.replace(name, "我")
             turn = ConversationTurn.objects.create(
                 session=session, turn_index=0, role="user", content=said, timestamp=when
             )
@@ -281,7 +309,7 @@ def load_zh_daily() -> list[dict]:
                 session=session,
                 turn_index=1,
                 role="assistant",
-                content=rng.choice(spec["replies"]),
+                content=reply,
                 timestamp=when + timedelta(minutes=1),
             )
             if mid is not None:
@@ -421,12 +449,17 @@ def apply_experiments(patches: list[str], tokenizer: str | None) -> None:
 def run_set(args) -> dict:
     """One data set in its own database (BM25 statistics are per index, as in a real install)."""
     overrides = dict(item.split("=", 1) for item in args.set)
-    setup_django(f"recall-{args.single}", overrides)
+    if args.real:
+        overrides.setdefault("API_RATE_LIMIT", "1000000")
+    reuse = Path(args.reuse) / args.single if args.reuse else None
+    setup_django(f"recall-{args.single}", overrides, copy_of=reuse)
     apply_experiments(args.patch, args.fts_tokenizer)
     from retrieval.embedders import get_embedder, use_embedder
 
     embedder = DiskCachedEmbedder(get_embedder())
     use_embedder(embedder)
+    if args.real:
+        return run_real(args, embedder)
     if args.single == "locomo":
         questions = load_locomo(args.limit_conversations, speaker=not args.no_speaker)
         if args.memories:
@@ -441,16 +474,140 @@ def run_set(args) -> dict:
         questions = load_madial(args.single)
     index_everything()
     embedder.warm_queries([q["query"] for q in questions])
+    return evaluate_all(args, questions)
+
+
+def evaluate_all(args, questions: list[dict], suffix: str = "") -> dict:
     results = {}
     for name in args.names:
         started = time.monotonic()
-        results[name] = evaluate(questions, RETRIEVERS[name])
-        print(f"  {args.single}/{name}: {time.monotonic() - started:.0f}s", file=sys.stderr)
+        results[name + suffix] = evaluate(questions, RETRIEVERS[name])
+        took = time.monotonic() - started
+        print(f"  {args.single}/{name}{suffix}: {took:.0f}s", file=sys.stderr)
     return results
 
 
-def print_set(set_name: str, names: list[str], results: dict) -> list:
+# --------------------------------------------------------------------------------------
+# --real: the product as a user's agent runs it
+# --------------------------------------------------------------------------------------
+
+# The three measurements of --real, on the same recorded turns (suffixes of the results).
+REAL = ""  # the memories the product's extractor made are the keys
+TURNS_ONLY = " | turns only"  # the same turns, no memories (every fact deleted)
+CEILING = " | gold keys"  # LoCoMo's observations in place of the extractor's memories
+
+
+def locomo_samples(args) -> list[str]:
+    convs = json.loads((DATA / "locomo" / "locomo10.json").read_text())
+    if args.conversations:
+        return args.conversations.split(",")
+    return [c["sample_id"] for c in convs[: args.limit_conversations]]
+
+
+def record_real(args) -> list[dict]:
+    """The set recorded through the API (bench/realpipe.py: turns posted, sessions ended, the
+    product's own jobs: extraction, indexing, episodes); questions ask for turns only, so a
+    memory is a key to its turn (gold: the evidence turns)."""
+    import realpipe
+
+    agent = realpipe.Agent()
+    if args.single == "locomo":
+        samples = tuple(locomo_samples(args))
+        raw, _yields = realpipe.record_locomo(agent, samples, named=not args.unnamed)
+        for q in raw:
+            q["split"] = "held-out" if q["group"] in HELD_OUT_LOCOMO else "tuned"
+            q["group"] = f"cat{q['category']}"
+    elif args.single == "zhdaily":
+        raw = realpipe.record_zh_daily(agent)
+        for q in raw:
+            q["split"], q["group"] = "check", "all"
+    else:
+        raw, _yields = realpipe.record_madial(agent, args.single)
+        for q in raw:
+            q["split"] = "tuned" if q["group"] == "tune" else "held-out"
+            q["group"] = "all"
+    for q in raw:
+        q["gold"] = {tuple(g) for g in q["gold"] if g[0] == "turn"}
+        q["kinds"] = ["turn"]
+    return raw
+
+
+def _save_questions(questions: list[dict], path: Path) -> None:
+    rows = [{**q, "gold": sorted(q["gold"]), "now": q["now"].isoformat()} for q in questions]
+    path.write_text(json.dumps(rows))
+
+
+def _load_questions(path: Path) -> list[dict]:
+    rows = json.loads(path.read_text())
+    for q in rows:
+        q["gold"], q["now"] = {tuple(g) for g in q["gold"]}, datetime.fromisoformat(q["now"])
+    return rows
+
+
+def run_real(args, embedder) -> dict:
+    """Record (or reuse a kept recording, reindexed with the current code), then measure the
+    real pipeline, the same turns without memories, and for LoCoMo its observations as keys."""
+    import shutil
+
+    from django.conf import settings
+    from django.db import connection
+
+    from curator.models import Fact
+
+    started = time.monotonic()
+    if args.reuse:
+        questions = _load_questions(settings.DATA_DIR / "bench-questions.json")
+        from retrieval.models import SearchDoc
+
+        SearchDoc.objects.update(fts_version="")  # every keyword row as the current code writes
+        index_everything()
+        if args.single == "locomo" and args.conversations:  # a part of the kept recording
+            from curator.models import Owner
+
+            wanted = {f"bench-{sample}" for sample in locomo_samples(args)}
+            owners = set(Owner.objects.filter(key__in=wanted).values_list("pk", flat=True))
+            questions = [q for q in questions if q["owner"] in owners]
+    else:
+        questions = record_real(args)
+        print(f"  recorded in {time.monotonic() - started:.0f}s", file=sys.stderr)
+        _save_questions(questions, settings.DATA_DIR / "bench-questions.json")
+        if args.keep:
+            connection.close()
+            shutil.copytree(settings.DATA_DIR, Path(args.keep) / args.single, dirs_exist_ok=True)
+    embedder.warm_queries([q["query"] for q in questions])
+    facts = Fact.objects.count()
+    print(f"  {facts} memories extracted", file=sys.stderr)
+    results = evaluate_all(args, questions, REAL)
+    if args.real_only:
+        return {"results": results, "facts": facts}
+    Fact.objects.all().delete()
+    index_everything()
+    results |= evaluate_all(args, questions, TURNS_ONLY)
+    if args.single == "locomo":
+        _observations_as_keys(args)
+        index_everything()
+        results |= evaluate_all(args, questions, CEILING)
+    return {"results": results, "facts": facts}
+
+
+def _observations_as_keys(args) -> None:
+    """LoCoMo's observations tied to the recorded turns (session "<sample>-s<n>", index j)."""
+    from curator.models import ConversationTurn, Owner
+
+    convs = {c["sample_id"]: c for c in json.loads((DATA / "locomo" / "locomo10.json").read_text())}
+    for sample in locomo_samples(args):
+        conv, owner = convs[sample], Owner.objects.get(key=f"bench-{sample}")
+        c, turn_of = conv["conversation"], {}
+        rows = ConversationTurn.objects.filter(session__owner=owner).select_related("session")
+        for turn in rows:
+            n = int(turn.session.external_id.rsplit("-s", 1)[1])
+            turn_of[c[f"session_{n}"][turn.turn_index]["dia_id"]] = turn.pk
+        observation_facts(conv, owner, turn_of)
+
+
+def print_set(set_name: str, names: list[str], results: dict, title: str = "") -> list:
     whole = sorted((g for g in results[names[0]] if "/" not in g), key=lambda g: (g != "all", g))
+    set_name, label = set_name, f"{set_name}{title}"
     rows = []
     for g in whole:
         for r in names:
@@ -458,17 +615,53 @@ def print_set(set_name: str, names: list[str], results: dict) -> list:
             rows.append([g, r, int(m["n"]), m["R@1"], m["R@5"], m["R@10"], m["MRR"]])
     if ref := BM25_REFERENCE.get(set_name):
         rows.append(["all", "BM25 only (data README)", "", *ref, ""])
-    print(f"### {set_name}\n")
+    print(f"### {label}\n")
     print(table(["group", "retriever", "n", "R@1", "R@5", "R@10", "MRR"], rows))
     print()
     print_ceiling(set_name, results[names[0]], whole)
     if not {"keyword", "vector", "curator"} <= set(names):
         return []
-    print(f"#### {set_name}: hybrid (curator) against the best single channel, per split\n")
+    print(f"#### {label}: hybrid (curator) against the best single channel, per split\n")
     print(table(MARGIN_HEADER, margin_rows(results, whole)))
     print()
     splits = ("", "/tuned", "/held-out") if set_name in TARGET_R5 else ("",)
-    return [summary_row(set_name, results, split) for split in splits]
+    splits = [split for split in splits if "all" + split in results["curator"]]
+    rows = [summary_row(set_name, results, split) for split in splits]
+    return [[label, *row[1:]] for row in rows]
+
+
+REAL_TITLES = {
+    REAL: ", real pipeline (recorded through the API; the extractor's memories as keys)",
+    TURNS_ONLY: ", the same recorded turns without memories (turns only)",
+    CEILING: ", ceiling: LoCoMo's gold observations as keys in place of the extractor's",
+}
+
+
+def print_real_set(set_name: str, names: list[str], out: dict) -> list:
+    """--real: each measurement's tables, then the three side by side per group and split."""
+    results, summary, phases = out["results"], [], []
+    for suffix, title in REAL_TITLES.items():
+        if all(name + suffix in results for name in names):
+            phases.append(suffix)
+            part = {name: results[name + suffix] for name in names}
+            summary += print_set(set_name, names, part, title)
+    if "curator" not in names:
+        return summary
+    print(f"#### {set_name}: hybrid R@5 (keyword / semantic alone), {out['facts']} memories\n")
+    rows = []
+    for key in sorted(results["curator"], key=lambda g: (g.split("/")[0] != "all", g)):
+        group, _, split = key.partition("/")
+        row = [f"{group} ({CATEGORY_NAMES[group]})" if group in CATEGORY_NAMES else group]
+        row += [split or "all", int(results["curator"][key]["n"])]
+        for suffix in phases:
+            cells = [results[r + suffix][key]["R@5"] for r in ("curator", "keyword", "vector")
+                     if r + suffix in results]  # fmt: skip
+            row.append(" / ".join(f"{v:.3f}" for v in cells))
+        rows.append(row)
+    labels = {REAL: "real pipeline", TURNS_ONLY: "turns only", CEILING: "gold keys (ceiling)"}
+    print(table(["group", "split", "n", *(labels[p] for p in phases)], rows))
+    print()
+    return summary
 
 
 def print_ceiling(set_name: str, result: dict, groups: list[str]) -> None:
@@ -581,11 +774,31 @@ def main() -> None:
         help="LoCoMo: its observations as facts tied to their turns (memory keys); "
         "questions ask for turns only",
     )
+    parser.add_argument(
+        "--real",
+        action="store_true",
+        help="record each set through the API (bench/realpipe.py) and measure the product's "
+        "own memories as keys, beside the same turns without memories and (LoCoMo) its "
+        "gold observations as keys, a ceiling",
+    )
+    parser.add_argument("--conversations", help="--real: LoCoMo sample ids, comma separated")
+    parser.add_argument(
+        "--unnamed",
+        action="store_true",
+        help="--real: LoCoMo's person (speaker A) without the name they set up with",
+    )
+    parser.add_argument("--real-only", action="store_true", help="--real: skip the comparisons")
+    parser.add_argument("--keep", metavar="DIR", help="--real: keep each recording in DIR/<set>")
+    parser.add_argument(
+        "--reuse", metavar="DIR", help="--real: measure recordings kept with --keep (reindexed)"
+    )
     parser.add_argument("--single", help=argparse.SUPPRESS)
     args = parser.parse_args()
     for item in args.extra:
         name, spec = item.split("=", 1)
         RETRIEVERS[name] = json.loads(spec)
+    if args.real and args.retrievers == ",".join(RETRIEVERS):  # three measurements each
+        args.retrievers = "keyword,vector,curator"
     args.names = args.retrievers.split(",") + [item.split("=", 1)[0] for item in args.extra]
     if args.single:
         print("RESULT " + json.dumps(run_set(args)))
@@ -597,7 +810,10 @@ def main() -> None:
         cmd = [sys.executable, __file__, "--single", set_name, *sys.argv[1:]]
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=True)
         line = next(x for x in proc.stdout.splitlines() if x.startswith("RESULT "))
-        summary += print_set(set_name, args.names, json.loads(line[7:]))
+        if args.real:
+            summary += print_real_set(set_name, args.names, json.loads(line[7:]))
+        else:
+            summary += print_set(set_name, args.names, json.loads(line[7:]))
     if summary:
         print("### the default (curator) against the best single channel and the targets\n")
         header = ["set", "split", "R@5", "R@10", "best single R@5", "margin", "target R@5", "met"]

@@ -31,7 +31,7 @@ from django.dispatch import receiver
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from curator.models import Attachment, ConversationTurn, Episode, Fact
+from curator.models import Attachment, ConversationTurn, Episode, Fact, Role, Session
 from retrieval import schema, userdict
 from retrieval import text as seg
 from retrieval.embedders import LocalEmbedder, get_embedder
@@ -242,14 +242,18 @@ def sign_bits(vector, center) -> bytes:
     return np.packbits(shifted > 0).tobytes()
 
 
-def keyword_context(kind: str, obj, batch: dict | None = None) -> str:
-    """For a conversation turn, the turn before it; '' for everything else.
+def keyword_context(
+    kind: str, obj, batch: dict | None = None, keys: dict[int, str] | None = None
+) -> str:
+    """For a conversation turn, the turn before it and its memory keys; '' for everything
+    else.
 
     An answer ("Yes, last Friday!") rarely repeats the words it answers, so a turn is also
     found by the words of the turn before, in a column of its own at a lower weight
     (backends.CONTEXT_WEIGHT). On LoCoMo this took R@5 from .551 to .607 (docs/retrieval.md).
     `batch`: (session id, turn index) -> content of the turns indexed together, so a batch's
-    turns find the one before among themselves instead of a query each.
+    turns find the one before among themselves instead of a query each. `keys`: turn_keys()
+    of the batch (else read for this turn).
     """
     if kind != Kind.TURN:
         return ""
@@ -262,7 +266,65 @@ def keyword_context(kind: str, obj, batch: dict | None = None) -> str:
             .values_list("content", flat=True)
             .first()
         )
-    return (before or "")[:CONTEXT_CHARS]
+    own = (keys if keys is not None else turn_keys([obj])).get(obj.pk, "")
+    return _context(before or "", own)
+
+
+def _context(before: str, own_keys: str) -> str:
+    return "\n".join(p for p in (before[:CONTEXT_CHARS], own_keys) if p)
+
+
+# Of the memories extracted from a turn, kept in its keyword row's context column.
+MEMORY_KEY_CHARS = 1000
+NAME_KEY = True  # the person's name keys their own turns
+
+
+def turn_keys(turns: list) -> dict[int, str]:
+    """turn id -> what the turn is found by beyond its own words and the turn before
+    (memory keys, in the context column): the memories extracted from it (subject,
+    predicate and content, where extraction wrote relative times as dates: "(last week:
+    2023-05-08)") and, for the person's own turns, the name they go by (the owner's display
+    name, which extraction writes their memories with: "Evan took their family to Jasper"
+    keys "Last weekend I took my family ..."). Two statements for the whole batch."""
+    if not turns:
+        return {}
+    sessions = {t.session_id for t in turns if t.role == Role.USER}
+    names = dict(
+        Session.objects.filter(pk__in=sessions).values_list("pk", "owner__display_name")
+    ) if sessions else {}  # fmt: skip
+    keys: dict[int, list[str]] = {}
+    for t in turns:
+        if NAME_KEY and t.role == Role.USER and (name := (names.get(t.session_id) or "").strip()):
+            keys.setdefault(t.pk, []).append(name)
+    facts = Fact.objects.filter(source_turn_id__in=[t.pk for t in turns]).order_by("pk")
+    for fact in facts.only("source_turn_id", "subject", "predicate", "content", "tags"):
+        keys.setdefault(fact.source_turn_id, []).append(document_text(Kind.FACT, fact))
+    return {pk: "\n".join(parts)[:MEMORY_KEY_CHARS] for pk, parts in keys.items()}
+
+
+def refresh_memory_keys(turn_ids: Iterable[int]) -> None:
+    """Rewrite the keyword rows of these turns (their context: the turn before and their
+    memory keys), after a memory extracted from them was written, changed or deleted. A turn
+    not indexed yet gets its keys when it is."""
+    turns = list(queryset(Kind.TURN).filter(pk__in=set(turn_ids)))
+    docs = {
+        d.object_id: d
+        for d in SearchDoc.objects.filter(
+            kind=Kind.TURN, object_id__in=[t.pk for t in turns], fts_at__isnull=False
+        )
+    }
+    keys = turn_keys([t for t in turns if t.pk in docs])
+    for turn in turns:
+        if doc := docs.get(turn.pk):
+            _write_fts(doc.id, document_text(Kind.TURN, turn), keyword_context(
+                Kind.TURN, turn, keys=keys))  # fmt: skip
+
+
+@receiver(post_delete, sender=Fact)
+def _memory_deleted(sender, instance, **kwargs) -> None:
+    """A deleted memory no longer keys its turn."""
+    if instance.source_turn_id:
+        refresh_memory_keys([instance.source_turn_id])
 
 
 def _write_fts(doc_id: int, body: str, context: str = "") -> None:
@@ -287,7 +349,7 @@ def _refresh_next_turn(turn) -> None:
     )
     doc = following and SearchDoc.objects.filter(kind=Kind.TURN, object_id=following.pk).first()
     if doc and doc.fts_at is not None:
-        context = turn.content[:CONTEXT_CHARS]
+        context = _context(turn.content, turn_keys([following]).get(following.pk, ""))
         with connection.cursor() as cur:
             cur.execute("SELECT context FROM search_fts WHERE rowid = %s", [doc.id])
             row = cur.fetchone()
@@ -509,6 +571,7 @@ def _sync_doc(
     now,
     segmented: dict | None = None,
     batch: dict | None = None,
+    keys: dict | None = None,
 ) -> SearchDoc:
     """Bring one item's SearchDoc and keyword row up to date (its writes go to `writes`;
     `segmented` may hold its text's segmentation, made beside this process)."""
@@ -518,7 +581,7 @@ def _sync_doc(
         writes.vec_dropped.append(doc.id)  # an outdated vector must never be found by its old text
         doc.embedded_hash, doc.embedded_at, changed = "", None, True
     if doc.content_hash != digest or doc.fts_version != version or doc.fts_at is None:
-        context = keyword_context(kind, obj, batch)
+        context = keyword_context(kind, obj, batch, keys)
         tokens, grams = (segmented or {}).get(body) or (seg.segment(body), seg.segment_grams(body))
         writes.fts.append((doc.id, tokens, grams, seg.segment(context)))
         doc.content_hash, doc.fts_version, doc.fts_at, changed = digest, version, now, True
@@ -549,18 +612,24 @@ def index_items(
     version = seg.version()
     state = vector_state() if embed else None
     todo, writes, now = [], _Writes(), timezone.now()
-    batch = (
-        {(o.session_id, o.turn_index): o.content for o in objects} if kind == Kind.TURN else None
-    )
+    turns = kind == Kind.TURN
+    batch = {(o.session_id, o.turn_index): o.content for o in objects} if turns else None
     with transaction.atomic():
         docs, created = _docs_for(kind, objects)
+        keys = turn_keys(objects) if turns else None
         for obj in objects:
             doc = _sync_doc(
-                kind, obj, version, docs[obj.pk], obj.pk in created, writes, now, segmented, batch
-            )
+                kind, obj, version, docs[obj.pk], obj.pk in created, writes, now, segmented,
+                batch, keys,
+            )  # fmt: skip
             if state and state.ok and doc.vector_stale:
                 todo.append((doc, document_text(kind, obj)))
         writes.run()
+        if kind == Kind.FACT:  # a memory whose words changed keys its turn anew
+            rewritten = {row[0] for row in writes.fts}
+            keyed = {o.source_turn_id for o in objects if docs[o.pk].id in rewritten}
+            if keyed - {None}:
+                refresh_memory_keys(keyed - {None})
     if todo and (written := _embed(todo, state, ahead)) and vectors is not None:
         vectors.update(written)
     return len(objects)

@@ -786,14 +786,26 @@ def _next_turns(turn_ids: list[int]) -> dict[tuple, tuple]:
         return {(Kind.TURN.value, n): (Kind.TURN.value, p) for n, p in cur.fetchall()}
 
 
-def _boosts(asked, searched, live: dict, candidates) -> dict[tuple, list]:
+def _boosts(asked, searched, live: dict, candidates, person: str = "") -> dict[tuple, list]:
     """Per candidate, the query's signals it shares: a name, the range searched first, and
-    for a question about the present, how new it is among the candidates."""
+    for a question about the present, how new it is among the candidates.
+
+    The person's own name (`person`, the owner's display name) is shared by the turns they
+    said, not by turns that contain it: those are mostly the other side addressing them
+    ("Hey Evan, what's up?")."""
     boosts: dict[tuple, list] = {}
+    theirs = tuple(n for n in asked.names if person and n.lower() == person.lower())
     for (kind, pk), obj in live.items() if asked.names else ():  # most questions name no one
         title, content = display_text(kind, obj)
         text = content if kind == Kind.TURN else f"{title}\n{content}"
-        if names := signals.names_in(text, asked.names):
+        names = signals.names_in(text, asked.names)
+        if kind == Kind.TURN and theirs:  # the person's own name: what they said, not to them
+            names = [n for n in names if n not in theirs]
+            if obj.role == Role.USER:
+                detail = {"names": [*theirs, *names], "speaker": True}
+                boosts[(kind, pk)] = [("name", SPEAKER_SHARE, detail)]
+                continue
+        if names:
             share, detail = _name_share(kind, content, names)
             if share:
                 boosts[(kind, pk)] = [("name", share, {"names": names, **detail})]
@@ -984,6 +996,10 @@ def _search(r: SearchRequest) -> SearchResult:
 
     t0 = time.perf_counter()
     asked = signals.analyse(query, f.now) if use_signals else signals.QuerySignals()
+    named = use_signals and not asked.person
+    as_person = signals.as_the_person(query, owner.display_name) if named else ""
+    if as_person:  # the vectors embed the question as the person asks it of their own turns
+        asked = replace(asked, person=as_person)
     # Facts stand for the turns they were extracted from (memory keys): searched even when
     # only turns are asked for, and dropped from the answer then.
     search_f = f
@@ -1028,7 +1044,7 @@ def _search(r: SearchRequest) -> SearchResult:
         for (kind, _), obj in live.items()
     ]
     if use_signals and not fallback:
-        links.boosts = _boosts(asked, searched, live, candidates)
+        links.boosts = _boosts(asked, searched, live, candidates, owner.display_name.strip())
     base_weights, shares = effective, None
     if score_params.per_question and mode == "hybrid" and channels.keyword and channels.vector:
         chinese = signals.is_chinese(asked.person or query)
@@ -1082,6 +1098,7 @@ def _search(r: SearchRequest) -> SearchResult:
         signals={
             **asked.to_dict(),
             "searched_first": searched.to_dict() if searched else None,
+            "as_the_person": as_person or None,
             "shares": shares,
         },
         base_weights=base_weights.normalised().as_dict(),

@@ -42,10 +42,17 @@ def shared_data() -> Path:
     return next((p for p in candidates if p.exists()), candidates[0])
 
 
-def setup_django(name: str, overrides: dict[str, str] | None = None) -> Path:
-    """Configure Django on a fresh data dir and migrate; returns the data dir."""
+def setup_django(
+    name: str, overrides: dict[str, str] | None = None, copy_of: Path | None = None
+) -> Path:
+    """Configure Django on a fresh data dir (a copy of `copy_of`, a data dir an earlier run
+    kept) and migrate; returns the data dir."""
     CACHE.mkdir(parents=True, exist_ok=True)
     data = Path(tempfile.mkdtemp(prefix=f"memsite-bench-{name}-"))
+    if copy_of is not None:
+        import shutil
+
+        shutil.copytree(copy_of, data, dirs_exist_ok=True)
     os.environ["MEMSITE_DATA_DIR"] = str(data)
     os.environ["MEMSITE_HUEY_IMMEDIATE"] = "1"
     os.environ.pop("MEMSITE_EMBEDDING_MODEL", None)

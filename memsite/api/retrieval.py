@@ -92,8 +92,9 @@ class SearchOut(Schema):
     signals: dict[str, Any] | None = Field(
         None,
         description="What the question says beyond its words: names, time (a range it is "
-        "bound to), anchor (before / after an event), latest, parts, and searched_first "
-        "(the range searched before the whole memory).",
+        "bound to), anchor (before / after an event), latest, parts, searched_first "
+        "(the range searched before the whole memory), and as_the_person (a question naming "
+        "the person, as the vectors embedded it: in the first person).",
     )
 
 
