@@ -150,6 +150,17 @@ def test_a_scan_whose_child_fails_is_reported_and_its_lock_released(
     assert "killed by signal 9" in incident.message
 
 
+def test_the_jobs_page_shows_the_last_failed_background_job(chinese_client):
+    Incident.objects.create(
+        service=Service.JOB,
+        message="`run_job contradictions` in a child process failed (killed by signal 9)",
+        context="contradiction scan (child process)",
+    )
+    html = chinese_client.get("/jobs/").content.decode()
+    assert "killed by signal 9" in html and "contradiction scan (child process)" in html
+    assert "后台任务" in html
+
+
 def test_a_child_killed_by_a_signal_is_a_failure_with_its_last_words(monkeypatch, db):
     code = "import os, signal, sys; print('reading every fact', file=sys.stderr, flush=True);"
     code += "os.kill(os.getpid(), signal.SIGKILL)"
