@@ -60,7 +60,6 @@ def run(args: list[str]) -> None:
     """Run the management command `args` in a child process and wait for it. Its stdout and
     stderr go to this process's (the `make run` terminal); the last lines of its stderr are
     kept for ChildJobFailed. The child runs at this thread's niceness (inherited)."""
-    connection.close()  # the child writes; this thread holds no read snapshot meanwhile
     process = subprocess.Popen(
         command(args),
         cwd=settings.BASE_DIR,
