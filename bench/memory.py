@@ -108,7 +108,7 @@ def turn_text(rng: random.Random, n: int, role: str) -> str:
 def grow(items: int, api_items: int) -> Path:
     """A data dir with `items` rows of search_docs: the bench's bulk build for all but the
     last `api_items`, which come through the API's views."""
-    data = setup_django("memory")
+    data = setup_django("memory", {"API_RATE_LIMIT": "0"})  # the growth outruns a token's limit
     from django.db import connection
 
     from retrieval.embedders import use_embedder
