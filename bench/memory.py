@@ -108,7 +108,7 @@ def turn_text(rng: random.Random, n: int, role: str) -> str:
 def grow(items: int, api_items: int) -> Path:
     """A data dir with `items` rows of search_docs: the bench's bulk build for all but the
     last `api_items`, which come through the API's views."""
-    data = setup_django("memory")
+    data = setup_django("memory", {"API_RATE_LIMIT": "0"})  # the growth outruns a token's limit
     from django.db import connection
 
     from retrieval.embedders import use_embedder
@@ -197,23 +197,59 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime + stime
 
 
-def settle(consumers: list[int], last_write: float, limit: float = 600) -> None:
+def settle(consumers: list[int], last_write: float, limit: float = 600) -> dict[str, float]:
     """Until the writes' delayed contradiction scan (CONTRADICTIONS_DELAY, 60 s, after the
-    first write; it reads every active fact) has run and the consumer is idle: what it holds
-    for the rest of its life, not a moment before its largest regular job."""
+    first write; it reads every active fact) has run and the consumer is idle, its job child
+    processes (lifecycle/largejobs.py) included: what it holds for the rest of its life, not
+    a moment before its largest regular job. Returns the largest PSS seen meanwhile (every
+    5 s) of the consumer and of its job children."""
     delay = int(os.environ.get("MEMSITE_CONTRADICTIONS_DELAY", 60))
-    time.sleep(max(0.0, last_write + delay + 5 - time.monotonic()))
+    peaks = {"consumer": 0.0, "job child": 0.0}
+
+    def family() -> list[int]:
+        found = [*consumers, *(c for p in consumers for c in children(p))]
+        for pid in found:
+            name = "consumer" if pid in consumers else "job child"
+            peaks[name] = max(peaks[name], pss_mb(pid) if Path(f"/proc/{pid}").exists() else 0)
+        return found
+
+    while time.monotonic() < last_write + delay + 5:
+        family()
+        time.sleep(5)
     started = time.monotonic()
     while consumers and time.monotonic() - started < limit:
-        before = sum(cpu_ticks(p) for p in consumers)
+        before = sum(cpu_ticks(p) for p in family())
         time.sleep(5)
-        if sum(cpu_ticks(p) for p in consumers) - before <= 5:  # under 1% of a core
-            return
+        alive = [p for p in family() if Path(f"/proc/{p}").exists()]
+        if sum(cpu_ticks(p) for p in alive) - before <= 5 and alive == consumers:
+            return peaks  # under 1% of a core, no job child left
+    return peaks
+
+
+def by_mapping(pid: int) -> dict[str, float]:
+    """PSS in MB by what is mapped (/proc/PID/smaps): a file by its name, [heap], and the
+    anonymous mappings together (numpy arrays, Python's arenas, the engine's weights)."""
+    found: dict[str, float] = {}
+    name = "?"
+    try:
+        lines = Path(f"/proc/{pid}/smaps").read_text().splitlines()
+    except OSError:
+        return found
+    for line in lines:
+        head = line.split(maxsplit=5)
+        if head and "-" in head[0] and len(head) >= 5 and ":" in head[3]:
+            name = Path(head[5]).name if len(head) == 6 and head[5].startswith("/") else (
+                head[5] if len(head) == 6 else "[anonymous]")  # fmt: skip
+        elif line.startswith("Pss:"):
+            found[name] = found.get(name, 0.0) + int(line.split()[1]) / 1024
+    return found
 
 
 def role(pid: int, server: int) -> str:
     if pid == server:
         return "arbiter"
+    if b"run_job" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"):
+        return "job child"  # still running: counted, it is part of `make run` meanwhile
     return "consumer" if is_consumer(pid) else "web worker"
 
 
@@ -238,10 +274,15 @@ def serve_pss(
         while call("GET", "/api/v1/health")["queue"]["pending"] and time.time() < deadline:
             time.sleep(0.5)
         processes = [server.pid, *children(server.pid)]
-        settle([p for p in processes if role(p, server.pid) == "consumer"], last_write)
+        peaks = settle([p for p in processes if role(p, server.pid) == "consumer"], last_write)
         processes = [server.pid, *children(server.pid)]
         rows = [(role(p, server.pid), p, pss_mb(p)) for p in processes]
-        return {"processes": rows, "search_s": search_s}
+        return {
+            "peaks": peaks,
+            "processes": rows,
+            "search_s": search_s,
+            "mappings": {p: by_mapping(p) for p in processes},
+        }
 
 
 def main() -> None:
@@ -260,6 +301,10 @@ def main() -> None:
     parser.add_argument(
         "--checkout", default=str(ROOT), help="serve this checkout's code (A/B against another)"
     )
+    parser.add_argument(
+        "--mappings", type=int, default=0, metavar="N",
+        help="also print each process's N largest mappings by PSS (/proc/PID/smaps)",
+    )  # fmt: skip
     parser.add_argument("--grow-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.reuse:
@@ -284,6 +329,14 @@ def main() -> None:
           f"{result['search_s']:.1f} s, {args.turns} turns; load {load})\n")  # fmt: skip
     print(table(["process", "pid", "PSS MB"], rows))
     print(f"\nlargest web worker {max(web):.0f} MB; whole `make run` {total:.0f} MB")
+    peaks = result["peaks"]
+    print(f"largest PSS seen after the turns: consumer {peaks['consumer']:.0f} MB, "
+          f"a job child process {peaks['job child']:.0f} MB")  # fmt: skip
+    if args.mappings:
+        for name, pid, _mb in sorted(result["processes"]):
+            largest = sorted(result["mappings"][pid].items(), key=lambda kv: -kv[1])
+            shown = ", ".join(f"{k} {v:.1f}" for k, v in largest[: args.mappings])
+            print(f"\n{name} {pid}: {shown}")
     if not args.reuse and not args.keep:
         shutil.rmtree(data, ignore_errors=True)
 

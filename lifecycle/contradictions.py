@@ -145,10 +145,12 @@ def scan(
     changed_since: datetime | None = None,
     use_llm: bool | None = None,
     dry_run: bool = False,
+    holder: str = "",
 ) -> Report:
-    """Find new contradictions (all active facts, or pairs with a fact changed since)."""
+    """Find new contradictions (all active facts, or pairs with a fact changed since);
+    `holder` names the run in its lock (a child process's, for its parent to release)."""
     report = Report()
-    holder = f"scan-{timezone.now():%H%M%S}-{id(report)}"
+    holder = holder or f"scan-{timezone.now():%H%M%S}-{id(report)}"
     if not dry_run and not runs.acquire(LOCK, holder):
         report.skipped = "another contradiction scan is running"
         return report
@@ -297,6 +299,6 @@ def due_after_write() -> bool:
         return True
 
 
-def scan_recent() -> Report:
+def scan_recent(holder: str = "") -> Report:
     """The run queued after writes: pairs involving a fact changed in the last day."""
-    return scan(changed_since=timezone.now() - RECENT)
+    return scan(changed_since=timezone.now() - RECENT, holder=holder)

@@ -161,6 +161,7 @@ def overview(now=None) -> dict:
         ),
         "last_llm": Incident.objects.filter(service=Service.LLM).first(),
         "last_embedding": Incident.objects.filter(service=Service.EMBEDDING).first(),
+        "last_job": Incident.objects.filter(service=Service.JOB).first(),
         "llm_configured": llm.configured(),
         "llm_model": settings.LLM_MODEL,
         "catch_up_due": consolidate.catch_up_due(now),

@@ -2,7 +2,9 @@
 
 The API and the pages call the tasks by name (`extract_turn`, `end_session`, `index_item`);
 retries are scheduled here because only the task knows how to call itself later.
-Periodic tasks run in the consumer `manage.py serve` starts (times in settings.TIME_ZONE).
+Periodic tasks run in the consumer `manage.py serve` starts (times in settings.TIME_ZONE);
+the ones that read every active fact run in a child process on a large database
+(lifecycle.largejobs).
 """
 
 from django.conf import settings
@@ -16,6 +18,7 @@ from lifecycle import (
     consolidate,
     contradictions,
     embedqueue,
+    largejobs,
     livecards,
     metrics,
     schedule,
@@ -134,12 +137,12 @@ def import_chats(import_id: int) -> None:
 @db_task()
 def consolidate_now(run_id: str) -> None:
     """ "Run consolidation now" from the Jobs page (its JobRun row already exists)."""
-    consolidate.run(Trigger.MANUAL, run_id=run_id)
+    largejobs.consolidation(Trigger.MANUAL, run_id=run_id)
 
 
 @db_periodic_task(schedule.check_for("nightly_consolidation"))
 def nightly_consolidation() -> None:
-    consolidate.run(Trigger.SCHEDULE)
+    largejobs.consolidation(Trigger.SCHEDULE)
 
 
 @db_task()
@@ -159,7 +162,7 @@ def hourly_upkeep() -> None:
     wp.purge_due()
     metrics.snapshot()
     if consolidate.catch_up_due():
-        consolidate.run(Trigger.CATCH_UP)
+        largejobs.consolidation(Trigger.CATCH_UP)
     if nightly.catch_up_due():
         nightly.make()
 
@@ -197,7 +200,7 @@ def prune_search_logs() -> None:
 def find_contradictions_soon() -> None:
     """Queued after writes (at most one per CONTRADICTIONS_DELAY): pairs with a fact that
     changed in the last day."""
-    contradictions.scan_recent()
+    largejobs.find_contradictions(recent=True)
 
 
 queue.upkeep(find_contradictions_soon.task_class.__name__)  # not what /health waits for
@@ -218,13 +221,13 @@ def delayed_runs_happen() -> bool:
 @db_task()
 def find_contradictions_now() -> None:
     """The Contradictions tab's "Look now": every active fact, as at night."""
-    contradictions.scan()
+    largejobs.find_contradictions()
 
 
 @db_periodic_task(schedule.check_for("find_contradictions"))
 def find_contradictions() -> None:
     """Every active fact against every other worth comparing."""
-    contradictions.scan()
+    largejobs.find_contradictions()
 
 
 @db_periodic_task(schedule.check_for("heartbeat"))

@@ -131,7 +131,8 @@ TEMPLATES = [
 DATABASES = {
     "default": {
         "ENGINE": "memsite.core.db",
-        "NAME": DATA_DIR / "memory.sqlite3",
+        # MEMSITE_DATABASE_FILE: a job's child process opens its parent's file (core/childjob).
+        "NAME": Path(env("MEMSITE_DATABASE_FILE") or DATA_DIR / "memory.sqlite3"),
         "OPTIONS": {
             "init_command": "PRAGMA journal_mode=WAL;PRAGMA synchronous=NORMAL;"
             "PRAGMA busy_timeout=5000;PRAGMA foreign_keys=ON",
@@ -184,6 +185,10 @@ HUEY = {
 }
 # The consumer's niceness: its jobs take the CPU the web processes leave (docs/operations.md).
 CONSUMER_NICENESS = env_int("MEMSITE_CONSUMER_NICENESS", 10)
+# From this many active facts, the jobs that read them all (the contradiction scan, the
+# nightly consolidation) run in a child process, which takes their memory with it when it
+# ends (lifecycle/largejobs.py); below, in the consumer (a child costs a few seconds). 0: always.
+JOBS_CHILD_PROCESS_FACTS = env_int("MEMSITE_JOBS_CHILD_PROCESS_FACTS", 20000)
 
 # Write-path routing (seed 000 section 6): >= write, between = pending, below = drop.
 CONFIDENCE_WRITE = env_float("MEMSITE_CONFIDENCE_WRITE", 0.85)

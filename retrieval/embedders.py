@@ -41,6 +41,11 @@ class LocalEmbedder:
     def query(self, text: str) -> np.ndarray:
         return self._encode([text], is_query=True).reshape(self.dimension)
 
+    def load(self) -> None:
+        """The engine's expanded weights (27 MB) without running the model: no thread is
+        started, so `serve` loads them before it forks and every process shares the pages."""
+        engine.load()
+
     def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)

@@ -1350,16 +1350,19 @@ def load_dictionary() -> None:
 
 def warm_up(engine: bool = True) -> None:
     """Load what the first search would otherwise wait for: jieba's dictionary, the local
-    embedding engine (unless `engine` is False), the vector matrix (1.4 s at 100k vectors)
-    and the keyword postings (3-4 s at 100k items). `serve` runs it before it forks (without
-    the engine) and in a thread of each worker; a failure only means the first search pays
-    instead."""
+    embedding engine (with `engine` False only its weights: no run, so no thread), the vector
+    matrix (1.4 s at 100k vectors) and the keyword postings (3-4 s at 100k items). `serve`
+    runs it before it forks (engine False) and in a thread of each worker; a failure only
+    means the first search pays instead."""
 
     try:
         load_dictionary()
         state, _center = search_space()
-        if engine and state.ok and isinstance(get_embedder(), LocalEmbedder):
-            get_embedder().query("预热 warm-up")
+        if state.ok and isinstance(get_embedder(), LocalEmbedder):
+            if engine:
+                get_embedder().query("预热 warm-up")
+            else:
+                get_embedder().load()  # before a fork: loaded, never run (no threads)
         if state.ok and backends.matrix_usable():
             matrix.current(state.dimension)
         if backends.keywords_usable():

@@ -305,12 +305,12 @@ def _warm_up_thread():
 
 
 def _share_before_fork():
-    """Load jieba's dictionary (61 MB), the keyword postings (about 0.5 KB an item) and the
-    vector file's map before the consumer and the workers fork, so they share those pages
-    instead of each loading its own; frozen, no garbage collection in a child writes to (and
-    so copies) them. Each worker then follows the database's later changes itself, and
-    loads the embedding engine (its threads must not be forked; its model file is mapped,
-    shared anyway)."""
+    """Load jieba's dictionary (61 MB), the keyword postings (about 0.5 KB an item), the
+    vector file's map and the embedding engine's expanded weights (27 MB) before the consumer
+    and the workers fork, so they share those pages instead of each loading its own; frozen,
+    no garbage collection in a child writes to (and so copies) them. Each worker then
+    follows the database's later changes itself. The engine is loaded, not run: a run
+    would start its threads, which must not be forked."""
     from retrieval.search import warm_up
 
     warm_up(engine=False)
