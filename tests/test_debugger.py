@@ -292,6 +292,27 @@ def test_the_channel_shares_of_the_question_show_on_the_page(owner, client_in):
     assert "a Chinese question starts from 0.55 : 0.30" in page
 
 
+def _named_person(owner):
+    owner.display_name = "张伟"
+    owner.save()
+    _coffee_facts(owner)
+
+
+def test_a_question_naming_the_person_shows_it_was_searched_as_they_would_ask(owner, client_in):
+    _named_person(owner)
+    page = client_in.get(URL, {"q": "张伟的咖啡店在杭州哪里"}).content.decode()
+    assert 'data-signal="as-the-person"' in page and "我的咖啡店在杭州哪里" in page
+    assert "searched as you would ask it" in page
+    other = client_in.get(URL, {"q": "西湖在哪里"}).content.decode()
+    assert 'data-signal="as-the-person"' not in other
+
+
+def test_the_question_asked_as_the_person_reads_in_chinese(owner, chinese_client):
+    _named_person(owner)
+    page = chinese_client.get(URL, {"q": "张伟的咖啡店在杭州哪里"}).content.decode()
+    assert "按你自己的问法" in page and "我的咖啡店在杭州哪里" in page
+
+
 def test_the_channel_shares_read_in_chinese(owner, chinese_client):
     _coffee_facts(owner)
     page = chinese_client.get(URL, {"q": "张伟的咖啡店在杭州哪里"}).content.decode()

@@ -146,6 +146,7 @@ def _analysis(request: HttpRequest, form: DebuggerForm, owner: Owner) -> dict:
             if s in result.timings_ms
         ],
         "shares_line": shares_line(result.signals.get("shares")),
+        "as_person": result.signals.get("as_the_person") or "",
         "check_params_json": json.dumps(params_from_args(args), ensure_ascii=False),
         "top_fact_ids": ", ".join(str(i.id) for i in result.items if i.kind == "fact")[:60],
     }
