@@ -293,25 +293,13 @@ def load_zh_daily() -> list[dict]:
     in the first person as chat turns, one session a day with an assistant's reply, with small
     talk sessions between them as noise; the questions are hand-written, in the person's own
     words, about people, events, items and places."""
-    from curator.models import ConversationTurn, Owner, Session
+    from curator.models import Owner
 
     questions = []
     for uid, sessions, spec in zh_daily_sessions():
         owner, turn_of, last = Owner.objects.create(key=f"zhdaily-{uid}"), {}, None
         for n, (when, mid, said, reply) in enumerate(sessions):
-            session = Session.objects.create(
-                owner=owner, external_id=f"zhdaily-{uid}-{n}", started_at=when
-            )
-            turn = ConversationTurn.objects.create(
-                session=session, turn_index=0, role="user", content=said, timestamp=when
-            )
-            ConversationTurn.objects.create(
-                session=session,
-                turn_index=1,
-                role="assistant",
-                content=reply,
-                timestamp=when + timedelta(minutes=1),
-            )
+            turn = _chat_day(owner, f"zhdaily-{uid}-{n}", when, said, reply)
             if mid is not None:
                 turn_of[mid] = turn.pk
             last = when
@@ -331,6 +319,25 @@ def load_zh_daily() -> list[dict]:
     return questions
 
 
+def _chat_day(owner, external_id: str, when, said: str, reply: str):
+    """One day's session of a zh check: the person's line and the assistant's reply a minute
+    later; returns the person's turn."""
+    from curator.models import ConversationTurn, Session
+
+    session = Session.objects.create(owner=owner, external_id=external_id, started_at=when)
+    turn = ConversationTurn.objects.create(
+        session=session, turn_index=0, role="user", content=said, timestamp=when
+    )
+    ConversationTurn.objects.create(
+        session=session,
+        turn_index=1,
+        role="assistant",
+        content=reply,
+        timestamp=when + timedelta(minutes=1),
+    )
+    return turn
+
+
 def load_zh_hard() -> list[dict]:
     """A harder Chinese daily-life check (bench/data/zh_daily_hard.json; a check, not a target:
     no weight, rule or threshold is chosen on it). Two invented people chat with an assistant,
@@ -339,7 +346,7 @@ def load_zh_hard() -> list[dict]:
     shared words: synonyms, colloquial words, relations instead of names)."""
     import random
 
-    from curator.models import ConversationTurn, Owner, Session
+    from curator.models import Owner
 
     spec = json.loads((Path(__file__).parent / "data" / "zh_daily_hard.json").read_text())
     rng = random.Random(31)
@@ -351,19 +358,8 @@ def load_zh_hard() -> list[dict]:
         when = datetime.strptime(person["start"], "%Y-%m-%d").replace(tzinfo=UTC, hour=21)
         for n, (gid, said, reply) in enumerate(entries):
             when += timedelta(days=rng.choice((1, 1, 2, 3)))
-            session = Session.objects.create(
-                owner=owner, external_id=f"zhhard-{number}-{n}", started_at=when
-            )
-            turn = ConversationTurn.objects.create(
-                session=session, turn_index=0, role="user", content=said, timestamp=when
-            )
-            ConversationTurn.objects.create(
-                session=session,
-                turn_index=1,
-                role="assistant",
-                content=reply or rng.choice(spec["replies"]),
-                timestamp=when + timedelta(minutes=1),
-            )
+            reply = reply or rng.choice(spec["replies"])
+            turn = _chat_day(owner, f"zhhard-{number}-{n}", when, said, reply)
             if gid:
                 turn_of[gid] = turn.pk
         questions += [
