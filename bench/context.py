@@ -41,13 +41,13 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 import realpipe  # noqa: E402
-from recall import DATA, index_everything, load_locomo, load_madial  # noqa: E402
+from recall import DATA, index_everything, load_locomo, load_madial, observations  # noqa: E402
 from retrieval_kit import DiskCachedEmbedder, percentile, setup_django, table  # noqa: E402
 
 CHITCHAT = BENCH / "data" / "chitchat.json"
@@ -91,24 +91,18 @@ def add_locomo_memories(questions: list[dict], limit: int | None) -> None:
                     ended_at=session.started_at + timedelta(hours=1),
                     source="bench",
                 )
-        for key, by_speaker in conv["observation"].items():
-            n = int(key.split("_")[1])
-            when = datetime.strptime(c[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y")
-            for speaker, items in by_speaker.items():
-                for text, dia in items:
-                    dias = dia if isinstance(dia, list) else [dia]
-                    turns = [turn_of[d] for d in dias if isinstance(d, str) and d in turn_of]
-                    fact = Fact.objects.create(
-                        owner=owner,
-                        subject=speaker,
-                        content=text,
-                        source="llm",
-                        source_turn_id=turns[0] if turns else None,
-                        created_at=when.replace(tzinfo=UTC),
-                        priority="permanent",
-                    )
-                    for turn in turns:
-                        cited[(owner.pk, turn)].add(fact.pk)
+        for speaker, text, when, turns in observations(conv, turn_of):
+            fact = Fact.objects.create(
+                owner=owner,
+                subject=speaker,
+                content=text,
+                source="llm",
+                source_turn_id=turns[0] if turns else None,
+                created_at=when,
+                priority="permanent",
+            )
+            for turn in turns:
+                cited[(owner.pk, turn)].add(fact.pk)
     for q in questions:
         q["gold"] |= {("fact", f) for _k, t in q["gold"] for f in cited.get((q["owner"], t), ())}
 

@@ -175,12 +175,10 @@ def add_observations(limit: int | None) -> int:
     return made
 
 
-def observation_facts(conv: dict, owner, turn_of: dict[str, int]) -> int:
-    """A conversation's observations as facts of `owner`, each tied to the first turn it
-    cites (turn_of: LoCoMo's dialog id -> turn pk); returns how many."""
-    from curator.models import Fact
-
-    c, made = conv["conversation"], []
+def observations(conv: dict, turn_of: dict[str, int]):
+    """A LoCoMo conversation's observations: (speaker, text, when, the pks of the turns it
+    cites) for each (turn_of: LoCoMo's dialog id -> turn pk)."""
+    c = conv["conversation"]
     for key, by_speaker in conv["observation"].items():
         n = int(key.split("_")[1])
         when = datetime.strptime(c[f"session_{n}_date_time"], "%I:%M %p on %d %B, %Y")
@@ -188,17 +186,26 @@ def observation_facts(conv: dict, owner, turn_of: dict[str, int]) -> int:
             for text, dia in items:
                 dias = dia if isinstance(dia, list) else [dia]
                 turns = [turn_of[d] for d in dias if isinstance(d, str) and d in turn_of]
-                made.append(
-                    Fact(
-                        owner=owner,
-                        subject=speaker,
-                        content=text,
-                        source="llm",
-                        source_turn_id=turns[0] if turns else None,
-                        created_at=when.replace(tzinfo=UTC),
-                        updated_at=when.replace(tzinfo=UTC),
-                    )
-                )
+                yield speaker, text, when.replace(tzinfo=UTC), turns
+
+
+def observation_facts(conv: dict, owner, turn_of: dict[str, int]) -> int:
+    """A conversation's observations as facts of `owner`, each tied to the first turn it
+    cites (turn_of: LoCoMo's dialog id -> turn pk); returns how many."""
+    from curator.models import Fact
+
+    made = [
+        Fact(
+            owner=owner,
+            subject=speaker,
+            content=text,
+            source="llm",
+            source_turn_id=turns[0] if turns else None,
+            created_at=when,
+            updated_at=when,
+        )
+        for speaker, text, when, turns in observations(conv, turn_of)
+    ]
     Fact.objects.bulk_create(made)
     return len(made)
 
